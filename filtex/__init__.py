@@ -1,0 +1,17 @@
+"""filtex: AMQP 1.0 Filter Expressions compiled to Python functions.
+
+>>> import filtex
+>>> f = filtex.compile_sql("color = 'blue' AND h.priority > 4")
+>>> f.evaluate(filtex.Message(header={"priority": 7},
+...                           application_properties={"color": "blue"}))
+True
+"""
+from .compiler import cache_clear, compile_sql
+from .errors import EvaluationFailure, FilterError
+from .filter import Filter, Outcome
+from .message import Message
+from .typed_json import message_from_json, value_from_json
+
+__all__ = ["compile_sql", "cache_clear", "Filter", "Outcome", "FilterError",
+           "EvaluationFailure", "Message", "message_from_json", "value_from_json"]
+__version__ = "0.1.0"

@@ -1,0 +1,64 @@
+"""Filter text to a ``Filter``: lex, parse, check, generate, compile; cached.
+
+The cache is the one piece of global mutable state: a bounded LRU keyed by
+``(text, dialect)``, so a subscription's filter is compiled once however many
+links use it.
+"""
+from __future__ import annotations
+
+import hashlib
+import linecache
+from functools import lru_cache
+
+from .errors import DefinitionProblem, FilterError, line_and_column
+from .filter import Filter
+from .sql.checker import Checker
+from .sql.codegen import BASE_NAMESPACE, CodeGenerator
+from .sql.dialects import get_dialect
+from .sql.parser import parse
+
+CACHE_SIZE = 4096
+
+
+def compile_sql(text: str, dialect: str = "amqp") -> Filter:
+    """Compile an SQL filter expression; raises ``FilterError`` if it cannot be."""
+    return _compile_sql_cached(text, dialect)
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _compile_sql_cached(text: str, dialect: str) -> Filter:
+    if not isinstance(text, str):
+        raise FilterError(f"an SQL filter is a string, not {type(text).__name__}")
+    rules = get_dialect(dialect)
+    try:
+        tree = Checker(rules).check(parse(text, rules))
+        generator = CodeGenerator()
+        source = generator.generate(tree)
+    except DefinitionProblem as problem:
+        line, column = line_and_column(text, problem.offset)
+        raise FilterError(problem.problem, line, column) from None
+    except RecursionError:
+        raise FilterError("filter is too deeply nested") from None
+    except FilterError:
+        raise
+    except Exception as exc:  # a bug in filtex: still a FilterError, never a crash
+        raise FilterError(f"cannot compile filter (internal error: "
+                          f"{type(exc).__name__}: {exc})") from exc
+    evaluate, matches = load(source, generator.namespace, f"sql:{dialect}:{text}")
+    return Filter(text, dialect, "sql", source, evaluate, matches, tree)
+
+
+def load(source: str, namespace: dict, identity: str):
+    """Compile generated source; register it with ``linecache`` for tracebacks."""
+    digest = hashlib.sha1(identity.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    filename = f"<filtex {digest}>"
+    scope = dict(BASE_NAMESPACE)
+    scope.update(namespace)
+    exec(compile(source, filename, "exec"), scope)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return scope["evaluate"], scope["matches"]
+
+
+def cache_clear() -> None:
+    """Forget every compiled filter (for tests and long-lived reconfiguration)."""
+    _compile_sql_cached.cache_clear()

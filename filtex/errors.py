@@ -1,0 +1,51 @@
+"""Errors: definitional (``FilterError``) and evaluation (``EvaluationFailure``)."""
+from __future__ import annotations
+
+
+class FilterError(ValueError):
+    """A filter that cannot be defined: bad syntax, unknown field, bad type.
+
+    ``condition`` is the AMQP error condition an endpoint detaches the link
+    with (``amqp:invalid-field``; ``amqp:not-implemented`` for filter types
+    filtex does not know). ``line`` and ``column`` are 1-based.
+    """
+
+    def __init__(self, problem: str, line: int = 1, column: int = 1,
+                 condition: str = "amqp:invalid-field") -> None:
+        self.problem = problem
+        self.line = line
+        self.column = column
+        self.condition = condition
+        super().__init__(f"{problem} (line {line}, column {column})")
+
+    def __reduce__(self):
+        return (self.__class__, (self.problem, self.line, self.column, self.condition))
+
+
+class EvaluationFailure(Exception):
+    """Raised inside generated code when a message makes evaluation fail;
+    the filter's result is then unknown, with this reason."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+class DefinitionProblem(Exception):
+    """Internal: a definitional problem at a text offset, turned into a
+    ``FilterError`` with line and column by the compiler."""
+
+    def __init__(self, problem: str, offset: int) -> None:
+        self.problem = problem
+        self.offset = offset
+        super().__init__(problem)
+
+
+def line_and_column(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of ``offset`` in ``text``."""
+    offset = max(0, min(offset, len(text)))
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return line, column

@@ -1,0 +1,56 @@
+"""A compiled filter: generated functions plus what they were made from."""
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+from .errors import EvaluationFailure
+
+
+class Outcome(NamedTuple):
+    """A filter's result for one message: ``result`` is True, False or None
+    (unknown); ``reason`` says why evaluation failed, when it did."""
+    result: bool | None
+    reason: str | None = None
+
+
+class Filter:
+    """A filter compiled to Python functions.
+
+    ``evaluate(message)`` returns True, False or None (unknown; the message is
+    not delivered). ``matches(message)`` returns a plain bool. ``outcome``
+    also tells why evaluation failed. ``source`` is the generated Python.
+    ``evaluate`` and ``matches`` are the generated functions themselves: a
+    call is one call, no wrapper.
+    """
+
+    __slots__ = ("text", "dialect", "kind", "source", "evaluate", "matches", "tree",
+                 "__weakref__")
+
+    def __init__(self, text: Any, dialect: str, kind: str, source: str,
+                 evaluate: Callable[..., bool | None], matches: Callable[[Any], bool],
+                 tree: Any = None) -> None:
+        self.text = text
+        self.dialect = dialect
+        self.kind = kind
+        self.source = source
+        self.evaluate = evaluate
+        self.matches = matches
+        self.tree = tree
+
+    def outcome(self, message: Any) -> Outcome:
+        """The result for ``message``, with the failure reason if evaluation failed."""
+        try:
+            return Outcome(self.evaluate(message, True))
+        except EvaluationFailure as failure:
+            return Outcome(None, failure.reason)
+        except Exception as exc:  # a malformed message: unknown, never a crash
+            return Outcome(None, f"malformed message: {type(exc).__name__}: {exc}")
+
+    def __reduce__(self):
+        from .compiler import compile_sql
+        if self.kind == "sql":
+            return (compile_sql, (self.text, self.dialect))
+        raise TypeError(f"{self.kind} filters are not picklable yet")
+
+    def __repr__(self) -> str:
+        return f"<Filter {self.kind} {self.dialect} {str(self.text)[:60]!r}>"

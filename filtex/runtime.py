@@ -1,0 +1,442 @@
+"""Operations that generated filter code calls when the static types did not
+settle them: comparison and arithmetic across AMQP types, functions, and
+composite references. Each either returns a value (``None`` is NULL, a float
+NaN is not-a-number) or raises ``EvaluationFailure`` with a reason.
+
+The constant folder calls the same functions, so a folded constant is always
+what the message-time code would have computed.
+"""
+from __future__ import annotations
+
+import math
+import operator
+import re
+import time
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any
+
+from proton import Array, Described, timestamp
+
+from .errors import EvaluationFailure
+from .like import like_matcher
+from .values import (BINARY, BOOL, DECIMAL, DECIMAL128_CONTEXT, FLOAT, INT, NULL, OTHER,
+                     STRING, TIMESTAMP, UUID, LONG_MIN, ULONG_MAX, decimal_value, kind_of)
+
+NAN = math.nan
+OPS = {"=": operator.eq, "<>": operator.ne, "<": operator.lt, "<=": operator.le,
+       ">": operator.gt, ">=": operator.ge}
+_NUMERIC = frozenset({INT, FLOAT, DECIMAL})
+_TYPE_NAMES = {NULL: "null", BOOL: "boolean", INT: "integer", FLOAT: "floating-point",
+               DECIMAL: "decimal", STRING: "string", BINARY: "binary",
+               TIMESTAMP: "timestamp", UUID: "uuid"}
+
+
+def type_name(value: Any) -> str:
+    kind = kind_of(value)
+    if kind != OTHER:
+        return _TYPE_NAMES[kind]
+    if isinstance(value, dict):
+        return "map"
+    if isinstance(value, Array):
+        return "array"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    if isinstance(value, Described):
+        return "described"
+    return type(value).__name__
+
+
+def fail(reason: str) -> None:
+    raise EvaluationFailure(reason)
+
+
+# --- ISO 8601 ------------------------------------------------------------------
+
+_DURATION = re.compile(
+    r"(-)?P(?:(\d+(?:[.,]\d+)?)W)?(?:(\d+(?:[.,]\d+)?)D)?"
+    r"(?:T(?:(\d+(?:[.,]\d+)?)H)?(?:(\d+(?:[.,]\d+)?)M)?(?:(\d+(?:[.,]\d+)?)S)?)?")
+_DURATION_MS = (7 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1000)
+
+
+def parse_datetime_ms(text: str) -> int | None:
+    """ISO 8601 date or date-time to epoch milliseconds (UTC if unqualified)."""
+    if not 8 <= len(text) <= 40 or not text[:4].isdigit():
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
+def parse_duration_ms(text: str) -> int | None:
+    """ISO 8601 duration (weeks, days, hours, minutes, seconds) to milliseconds."""
+    found = _DURATION.fullmatch(text)
+    if found is None or not any(found.groups()[1:]) or text.endswith("T"):
+        return None
+    total = Decimal(0)
+    for part, unit in zip(found.groups()[1:], _DURATION_MS):
+        if part:
+            total += Decimal(part.replace(",", ".")) * unit
+    millis = int(total)
+    return -millis if found.group(1) else millis
+
+
+def _string_as_time(text: str) -> int:
+    millis = parse_datetime_ms(text)
+    if millis is None:
+        millis = parse_duration_ms(text)
+    if millis is None:
+        fail(f"cannot compare a timestamp with the string {text[:40]!r}: "
+             "not an ISO 8601 date-time or duration")
+    return millis  # type: ignore[return-value]
+
+
+# --- comparison ----------------------------------------------------------------
+
+def compare(op: str, left: Any, right: Any) -> bool | None:
+    """``left op right`` by the specification's rules; None when unknown."""
+    if left is None or right is None:
+        return None
+    lk, rk = kind_of(left), kind_of(right)
+    if lk == rk:
+        if lk in (INT, STRING, TIMESTAMP, BINARY):
+            return OPS[op](left, right)
+        if lk == FLOAT:
+            if left != left or right != right:
+                return None
+            return OPS[op](left, right)
+        if lk == DECIMAL:
+            return _compare_decimals(op, decimal_value(left), decimal_value(right))
+        if lk in (BOOL, UUID):
+            if op == "=":
+                return left == right
+            if op == "<>":
+                return left != right
+            fail(f"cannot order {_TYPE_NAMES[lk]} values with {op}")
+    elif lk in _NUMERIC and rk in _NUMERIC:
+        if FLOAT in (lk, rk):
+            a, b = float(_as_number(left, lk)), float(_as_number(right, rk))
+            if a != a or b != b:
+                return None
+            return OPS[op](a, b)
+        return _compare_decimals(op, _as_number(left, lk), _as_number(right, rk))
+    elif TIMESTAMP in (lk, rk):
+        other = rk if lk == TIMESTAMP else lk
+        if other == INT:
+            return OPS[op](int(left), int(right))
+        if other == STRING:
+            if lk == STRING:
+                return OPS[op](_string_as_time(left), int(right))
+            return OPS[op](int(left), _string_as_time(right))
+    fail(f"cannot compare {type_name(left)} with {type_name(right)}")
+
+
+def _as_number(value: Any, kind: str) -> Any:
+    return decimal_value(value) if kind == DECIMAL else value
+
+
+def _compare_decimals(op: str, left: Any, right: Any) -> bool | None:
+    if (isinstance(left, Decimal) and left.is_nan()) or \
+            (isinstance(right, Decimal) and right.is_nan()):
+        return None
+    return OPS[op](left, right)
+
+
+def compare_eq(left: Any, right: Any) -> bool | None:
+    return compare("=", left, right)
+
+
+def in_values(value: Any, items: tuple) -> bool | None:
+    """``value IN items``: OR of ``=`` comparisons (each may fail)."""
+    result: bool | None = False
+    for item in items:
+        found = compare("=", value, item)
+        if found:
+            result = True
+        elif found is None and result is False:
+            result = None
+    return result
+
+
+def negated(value: bool | None) -> bool | None:
+    return None if value is None else not value
+
+
+def between(value: Any, low: Any, high: Any, negate: bool = False) -> bool | None:
+    """``value [NOT] BETWEEN low AND high`` as ``value >= low AND value <= high``."""
+    above = compare(">=", value, low)
+    below = compare("<=", value, high)
+    if above is False or below is False:
+        inside: bool | None = False
+    else:
+        inside = None if (above is None or below is None) else True
+    return inside if inside is None else inside != negate
+
+
+def predicate(value: Any) -> bool | None:
+    """A value in a predicate position: boolean or NULL, else a failure."""
+    if value is None or value is True or value is False:
+        return value
+    fail(f"a {type_name(value)} value where a condition is expected")
+
+
+# --- arithmetic -----------------------------------------------------------------
+
+def _number_kind(value: Any, op: str) -> str:
+    kind = kind_of(value)
+    if kind in _NUMERIC:
+        return kind
+    if kind == TIMESTAMP:
+        return INT
+    fail(f"cannot apply {op} to a {type_name(value)} value")
+
+
+def _int_result(value: int) -> int | float:
+    return value if LONG_MIN <= value <= ULONG_MAX else NAN
+
+
+def _float_result(value: float, a: float, b: float) -> float:
+    if math.isinf(value) and math.isfinite(a) and math.isfinite(b):
+        return NAN
+    return value
+
+
+def _decimal_result(compute) -> Decimal | float:
+    try:
+        return compute(DECIMAL128_CONTEXT)
+    except ArithmeticError:  # Overflow, InvalidOperation, DivisionByZero
+        return NAN
+
+
+def arith(op: str, left: Any, right: Any) -> Any:
+    """``left op right`` for ``+ - * / %``."""
+    if left is None or right is None:
+        return None
+    lk, rk = kind_of(left), kind_of(right)
+    if op == "+" and lk == STRING and rk == STRING:
+        return str(left) + str(right)
+    lk, rk = _number_kind(left, op), _number_kind(right, op)
+    if op == "%":
+        if lk != INT or rk != INT:
+            fail(f"% needs integers, not {type_name(left)} and {type_name(right)}")
+        a, b = int(left), int(right)
+        if b == 0:
+            return NAN
+        rem = abs(a) % abs(b)
+        return _int_result(-rem if a < 0 else rem)
+    if lk == INT and rk == INT:
+        a, b = int(left), int(right)
+        if op == "+":
+            return _int_result(a + b)
+        if op == "-":
+            return _int_result(a - b)
+        if op == "*":
+            return _int_result(a * b)
+        if b == 0:
+            return NAN
+        if a % b == 0:
+            return _int_result(a // b)
+        return a / b
+    if FLOAT in (lk, rk):
+        a = float(decimal_value(left)) if lk == DECIMAL else float(left)
+        b = float(decimal_value(right)) if rk == DECIMAL else float(right)
+        if op == "+":
+            return _float_result(a + b, a, b)
+        if op == "-":
+            return _float_result(a - b, a, b)
+        if op == "*":
+            return _float_result(a * b, a, b)
+        if b == 0:
+            return NAN
+        return _float_result(a / b, a, b)
+    a = decimal_value(left) if lk == DECIMAL else Decimal(int(left))
+    b = decimal_value(right) if rk == DECIMAL else Decimal(int(right))
+    if op == "+":
+        return _decimal_result(lambda c: c.add(a, b))
+    if op == "-":
+        return _decimal_result(lambda c: c.subtract(a, b))
+    if op == "*":
+        return _decimal_result(lambda c: c.multiply(a, b))
+    if not b:
+        return NAN
+    return _decimal_result(lambda c: c.divide(a, b))
+
+
+def negate(value: Any) -> Any:
+    if value is None:
+        return None
+    kind = _number_kind(value, "unary -")
+    if kind == INT:
+        return _int_result(-int(value))
+    if kind == FLOAT:
+        return -float(value)
+    return -decimal_value(value)
+
+
+def plus(value: Any) -> Any:
+    if value is None:
+        return None
+    kind = _number_kind(value, "unary +")
+    return int(value) if kind == INT and kind_of(value) == TIMESTAMP else value
+
+
+# --- composite references --------------------------------------------------------
+
+def map_get(base: Any, key: str) -> Any:
+    """``base.key``: the map entry, or None when base is not a map or has none."""
+    if isinstance(base, dict):
+        return base.get(key)
+    if isinstance(base, Described):
+        return map_get(base.value, key)
+    return None
+
+
+def map_has(base: Any, key: str) -> bool:
+    if isinstance(base, Described):
+        return map_has(base.value, key)
+    return isinstance(base, dict) and key in base
+
+
+def _sequence(base: Any):
+    if isinstance(base, Described):
+        base = base.value
+    if isinstance(base, Array):
+        return base.elements
+    if isinstance(base, (list, tuple)):
+        return base
+    return None
+
+
+def _position(index: Any) -> int | None:
+    if index is None:
+        return None
+    if kind_of(index) != INT:
+        fail(f"a positional reference needs an integer, not a {type_name(index)}")
+    return int(index)
+
+
+def item_get(base: Any, index: Any) -> Any:
+    """``base[index]``: 0-based; out of range or not a list/array is NULL."""
+    position = _position(index)
+    items = _sequence(base)
+    if position is None or items is None or not 0 <= position < len(items):
+        return None
+    return items[position]
+
+
+def item_has(base: Any, index: Any) -> bool:
+    position = _position(index)
+    items = _sequence(base)
+    return position is not None and items is not None and 0 <= position < len(items)
+
+
+# --- LIKE ---------------------------------------------------------------------------
+
+def like(value: Any, pattern: Any, negated: bool, *escape: Any) -> bool | None:
+    """``value [NOT] LIKE pattern [ESCAPE escape]`` for computed operands."""
+    if value is None or pattern is None or (escape and escape[0] is None):
+        return None
+    for what, item in (("LIKE", value), ("a LIKE pattern", pattern)) + \
+            tuple(("a LIKE escape", e) for e in escape):
+        if kind_of(item) != STRING:
+            fail(f"{what} needs a string, not a {type_name(item)}")
+    matcher = like_matcher(str(pattern), str(escape[0]) if escape else None)
+    return matcher(str(value)) != negated
+
+
+# --- functions ---------------------------------------------------------------------
+
+_LANG_TAG = re.compile(r"[A-Za-z]{2,8}(?:-[A-Za-z0-9]{1,8})*")
+
+
+def _string_arg(value: Any, function: str) -> str:
+    if kind_of(value) != STRING:
+        fail(f"{function} needs a string, not a {type_name(value)}")
+    return str(value)
+
+
+def _count_arg(value: Any, function: str, what: str, minimum: int) -> int:
+    if kind_of(value) != INT:
+        fail(f"{function} needs an integer {what}, not a {type_name(value)}")
+    if value < minimum:
+        fail(f"{function} {what} must be at least {minimum}, not {int(value)}")
+    return int(value)
+
+
+def _language(tag: Any, function: str) -> str:
+    text = _string_arg(tag, function)
+    if not _LANG_TAG.fullmatch(text):
+        fail(f"{function}: malformed language tag {text[:40]!r}")
+    return text.split("-")[0].lower()
+
+
+def lower(value: Any, tag: Any = "") -> str | None:
+    if value is None or tag is None:
+        return None
+    text = _string_arg(value, "LOWER")
+    language = _language(tag, "LOWER") if tag != "" else ""
+    if language in ("tr", "az"):
+        text = text.replace("I", "\u0131").replace("\u0130", "i")
+    elif language == "lt":
+        text = text.replace("\u00cc", "i\u0307\u0300").replace("\u00cd", "i\u0307\u0301")
+    return text.lower()
+
+
+def upper(value: Any, tag: Any = "") -> str | None:
+    if value is None or tag is None:
+        return None
+    text = _string_arg(value, "UPPER")
+    language = _language(tag, "UPPER") if tag != "" else ""
+    if language in ("tr", "az"):
+        text = text.replace("i", "\u0130")
+    elif language == "lt":
+        text = text.replace("i\u0307", "i")
+    return text.upper()
+
+
+def left(value: Any, count: Any) -> str | None:
+    if value is None or count is None:
+        return None
+    text = _string_arg(value, "LEFT")
+    return text[:_count_arg(count, "LEFT", "count", 0)]
+
+
+def right(value: Any, count: Any) -> str | None:
+    if value is None or count is None:
+        return None
+    text = _string_arg(value, "RIGHT")
+    n = _count_arg(count, "RIGHT", "count", 0)
+    return text[len(text) - n:] if n < len(text) else text
+
+
+def substring(value: Any, start: Any, count: Any = ...) -> str | None:
+    if value is None or start is None or count is None:
+        return None
+    text = _string_arg(value, "SUBSTRING")
+    begin = _count_arg(start, "SUBSTRING", "start", 1) - 1
+    if count is ...:
+        return text[begin:]
+    return text[begin:begin + _count_arg(count, "SUBSTRING", "count", 0)]
+
+
+def utc() -> timestamp:
+    return timestamp(time.time_ns() // 1_000_000)
+
+
+def date(value: Any) -> timestamp | None:
+    if value is None:
+        return None
+    text = _string_arg(value, "DATE")
+    millis = parse_datetime_ms(text)
+    if millis is None:
+        fail(f"DATE: not an ISO 8601 date or date-time: {text[:40]!r}")
+    return timestamp(millis)
+
+
+FUNCTIONS = {"LOWER": lower, "UPPER": upper, "LEFT": left, "RIGHT": right,
+             "SUBSTRING": substring, "UTC": utc, "DATE": date}

@@ -1,0 +1,185 @@
+"""Immutable syntax-tree nodes for SQL filter expressions.
+
+The parser builds the *raw* tree (``Name``/``Member``/``Index`` chains for
+field references); the checker turns it into the *resolved* tree, where every
+field reference is a ``Field`` (section + key) optionally followed by
+``MapRef``/``Index`` steps, and every expression carries its static type in
+``typ``.  Every node remembers ``offset``, its position in the filter text, so
+errors can name line and column.
+
+Static types (``typ``): ``null bool int float decimal string binary timestamp
+uuid any``.  ``any`` means "only known at evaluation time" (field values).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Iterator
+
+ANY = "any"
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    offset: int = field(default=0, kw_only=True, compare=False)
+    typ: str = field(default=ANY, kw_only=True, compare=False)
+
+    def children(self) -> Iterator["Node"]:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, Node):
+                yield value
+            elif isinstance(value, tuple):
+                for item in value:
+                    if isinstance(item, Node):
+                        yield item
+
+    def with_(self, **changes: Any) -> "Node":
+        return replace(self, **changes)
+
+
+# --- constants --------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Literal(Node):
+    """A constant; ``typ`` says which SQL constant kind it is."""
+    value: Any = None
+
+
+# --- raw field references (parser output, removed by the checker) -----------
+
+@dataclass(frozen=True, slots=True)
+class Name(Node):
+    """An identifier standing alone: ``color``, ``[order-status]``, ``h``."""
+    name: str = ""
+    delimited: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Member(Node):
+    """``base.name``: a section qualifier's field or a map entry."""
+    base: Node = None  # type: ignore[assignment]
+    name: str = ""
+    delimited: bool = False
+
+
+# --- resolved field references (checker output) ------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Field(Node):
+    """A field of a message section.
+
+    ``section`` is one of ``header delivery_annotations message_annotations
+    properties application_properties footer``; ``key`` is the AMQP field name
+    (``reply-to``) or the map key.  ``default`` is the value a header field
+    reads as when absent (``None`` when it has none).
+    """
+    section: str = ""
+    key: str = ""
+    default: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class MapRef(Node):
+    """``base.key`` where base holds a map: the entry, or NULL."""
+    base: Node = None  # type: ignore[assignment]
+    key: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Index(Node):
+    """``base[index]`` where base holds a list or array (0-based), or NULL."""
+    base: Node = None  # type: ignore[assignment]
+    index: Node = None  # type: ignore[assignment]
+
+
+# --- operators ---------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Unary(Node):
+    op: str = "-"          # '-' or '+'
+    operand: Node = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, slots=True)
+class Binary(Node):
+    op: str = "+"          # '+', '-', '*', '/', '%'
+    left: Node = None  # type: ignore[assignment]
+    right: Node = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, slots=True)
+class Compare(Node):
+    op: str = "="          # '=', '<>', '<', '<=', '>', '>=' ('!=' is read as '<>')
+    left: Node = None  # type: ignore[assignment]
+    right: Node = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, slots=True)
+class And(Node):
+    items: tuple = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Or(Node):
+    items: tuple = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Not(Node):
+    operand: Node = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, slots=True)
+class IsNull(Node):
+    operand: Node = None  # type: ignore[assignment]
+    negated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Like(Node):
+    operand: Node = None  # type: ignore[assignment]
+    pattern: Node = None  # type: ignore[assignment]
+    escape: Node | None = None
+    negated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class In(Node):
+    operand: Node = None  # type: ignore[assignment]
+    items: tuple = ()
+    negated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Between(Node):
+    operand: Node = None  # type: ignore[assignment]
+    low: Node = None  # type: ignore[assignment]
+    high: Node = None  # type: ignore[assignment]
+    negated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Exists(Node):
+    """``EXISTS(ref)``: true iff the referenced entry is really present."""
+    ref: Node = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Node):
+    """A function call.  ``name`` is upper-case for built-ins
+    (``LOWER UPPER LEFT RIGHT SUBSTRING UTC DATE``) and ``vendor:name`` for
+    vendor functions, which evaluate to NULL."""
+    name: str = ""
+    args: tuple = ()
+
+
+PREDICATE_NODES = (Compare, And, Or, Not, IsNull, Like, In, Between, Exists)
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """Every node of the tree, parents before children (iterative)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(list(current.children())))

@@ -1,0 +1,239 @@
+"""Raw syntax tree to resolved, checked tree.
+
+- Field references are resolved: ``p.reply_to`` becomes ``Field('properties',
+  'reply-to')``, ``a.order.lines[0]`` a ``Field`` with ``MapRef``/``Index``
+  steps. A name after ``h.``/``p.`` that is not a well-known field is a
+  definitional error, as are unknown functions, wrong argument counts and
+  constant LIKE patterns that cannot be patterns.
+- Static types are recorded in ``typ`` (predicates are ``bool``).
+- Constant subtrees are folded with the runtime's own operations, so a folded
+  value is exactly what evaluation would compute. A constant subtree whose
+  evaluation fails is left alone: it fails for every message, as it should.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .. import like, runtime
+from ..errors import DefinitionProblem, EvaluationFailure
+from ..message import HEADER_DEFAULTS, HEADER_FIELDS, PROPERTIES_FIELDS
+from ..values import kind_of
+from . import ast
+from .dialects import Dialect
+
+_KIND_TYPES = {"null": "null", "bool": "bool", "int": "int", "float": "float",
+               "decimal": "decimal", "string": "string", "binary": "binary",
+               "timestamp": "timestamp", "uuid": "uuid"}
+
+
+def _spellings(amqp_name: str) -> list[str]:
+    """``reply-to`` may be written ``reply-to`` (delimited), ``reply_to``, ``replyTo``."""
+    words = amqp_name.split("-")
+    return [amqp_name, "_".join(words), words[0] + "".join(w.title() for w in words[1:])]
+
+
+WELL_KNOWN = {
+    "header": {s: n for n in HEADER_FIELDS for s in _spellings(n)},
+    "properties": {s: n for n in PROPERTIES_FIELDS for s in _spellings(n)},
+}
+
+
+def measure(tree: ast.Node, dialect: Dialect) -> None:
+    """Refuse trees deeper or larger than the dialect allows (iteratively, so a
+    pathological tree cannot exhaust the stack before it is refused)."""
+    stack = [(tree, 1)]
+    count = 0
+    while stack:
+        node, depth = stack.pop()
+        count += 1
+        if depth > dialect.max_depth:
+            raise DefinitionProblem(
+                f"filter is nested more than {dialect.max_depth} levels deep", node.offset)
+        if count > dialect.max_nodes:
+            raise DefinitionProblem(
+                f"filter has more than {dialect.max_nodes} elements", node.offset)
+        stack.extend((child, depth + 1) for child in node.children())
+
+
+class Checker:
+    """Resolves and checks one tree for one dialect."""
+
+    def __init__(self, dialect: Dialect, fold: bool = True) -> None:
+        self.dialect = dialect
+        self.fold = fold
+        self.sections = dict(dialect.section_qualifiers)
+        self.functions = dict(dialect.functions)
+
+    def check(self, tree: ast.Node) -> ast.Node:
+        measure(tree, self.dialect)
+        return self.visit(tree)
+
+    def visit(self, node: ast.Node) -> ast.Node:
+        method = getattr(self, "visit_" + type(node).__name__)
+        return method(node)
+
+    # --- fields ----------------------------------------------------------------
+
+    def visit_Name(self, node: ast.Name) -> ast.Node:
+        return ast.Field(section="application_properties", key=node.name,
+                         offset=node.offset)
+
+    def visit_Member(self, node: ast.Member) -> ast.Node:
+        base = node.base
+        if isinstance(base, ast.Name) and not base.delimited and base.name in self.sections:
+            section = self.sections[base.name]
+            return self._section_field(section, node)
+        if not self.dialect.allow_composite_references:
+            raise DefinitionProblem(
+                f"map references are not supported in the {self.dialect.name} dialect",
+                node.offset)
+        return ast.MapRef(base=self.visit(base), key=node.name, offset=node.offset)
+
+    def _section_field(self, section: str, node: ast.Member) -> ast.Field:
+        if section in WELL_KNOWN:
+            key = WELL_KNOWN[section].get(node.name)
+            if key is None:
+                raise DefinitionProblem(
+                    f"{node.name!r} is not a field of the {section} section", node.offset)
+            default = HEADER_DEFAULTS.get(key) if section == "header" else None
+            return ast.Field(section=section, key=key, default=default, offset=node.offset)
+        return ast.Field(section=section, key=node.name, offset=node.offset)
+
+    def visit_Index(self, node: ast.Index) -> ast.Node:
+        if not self.dialect.allow_composite_references:
+            raise DefinitionProblem(
+                f"positional references are not supported in the {self.dialect.name} "
+                "dialect", node.offset)
+        return ast.Index(base=self.visit(node.base), index=self.visit(node.index),
+                         offset=node.offset)
+
+    def visit_Field(self, node: ast.Node) -> ast.Node:  # already resolved
+        return node
+
+    visit_MapRef = visit_Field
+
+    def visit_Exists(self, node: ast.Exists) -> ast.Node:
+        return node.with_(ref=self.visit(node.ref), typ="bool")
+
+    # --- constants and operators --------------------------------------------------
+
+    def visit_Literal(self, node: ast.Literal) -> ast.Node:
+        return node
+
+    def visit_Unary(self, node: ast.Unary) -> ast.Node:
+        return self._folded(node.with_(operand=self.visit(node.operand)))
+
+    def visit_Binary(self, node: ast.Binary) -> ast.Node:
+        return self._folded(node.with_(left=self.visit(node.left),
+                                       right=self.visit(node.right)))
+
+    def visit_Compare(self, node: ast.Compare) -> ast.Node:
+        return self._folded(node.with_(left=self.visit(node.left),
+                                       right=self.visit(node.right), typ="bool"))
+
+    def visit_And(self, node: ast.And) -> ast.Node:
+        return self._folded(node.with_(items=tuple(map(self.visit, node.items)), typ="bool"))
+
+    visit_Or = visit_And
+
+    def visit_Not(self, node: ast.Not) -> ast.Node:
+        return self._folded(node.with_(operand=self.visit(node.operand), typ="bool"))
+
+    def visit_IsNull(self, node: ast.IsNull) -> ast.Node:
+        return self._folded(node.with_(operand=self.visit(node.operand), typ="bool"))
+
+    def visit_In(self, node: ast.In) -> ast.Node:
+        return self._folded(node.with_(operand=self.visit(node.operand),
+                                       items=tuple(map(self.visit, node.items)), typ="bool"))
+
+    def visit_Between(self, node: ast.Between) -> ast.Node:
+        return self._folded(node.with_(operand=self.visit(node.operand),
+                                       low=self.visit(node.low), high=self.visit(node.high),
+                                       typ="bool"))
+
+    def visit_Like(self, node: ast.Like) -> ast.Node:
+        pattern = self.visit(node.pattern)
+        escape = None if node.escape is None else self.visit(node.escape)
+        if isinstance(pattern, ast.Literal) and (escape is None or
+                                                 isinstance(escape, ast.Literal)):
+            self._check_pattern(pattern, escape)
+        return self._folded(node.with_(operand=self.visit(node.operand), pattern=pattern,
+                                       escape=escape, typ="bool"))
+
+    def _check_pattern(self, pattern: ast.Literal, escape: ast.Literal | None) -> None:
+        if pattern.value is None or (escape is not None and escape.value is None):
+            return
+        if escape is not None and (escape.typ != "string" or len(escape.value) != 1):
+            raise DefinitionProblem("LIKE escape must be a string of one character",
+                                    escape.offset)
+        if pattern.typ != "string":
+            return  # a failure at evaluation, as for any non-string operand
+        try:
+            like.compile_like(pattern.value, None if escape is None else escape.value)
+        except like.PatternError as exc:
+            raise DefinitionProblem(str(exc), pattern.offset) from None
+
+    def visit_Call(self, node: ast.Call) -> ast.Node:
+        args = tuple(map(self.visit, node.args))
+        if ":" in node.name:
+            if not self.dialect.vendor_functions:
+                raise DefinitionProblem(
+                    f"vendor functions are not supported in the {self.dialect.name} dialect",
+                    node.offset)
+            return node.with_(args=args, typ="null")
+        arity = self.functions.get(node.name)
+        if arity is None:
+            raise DefinitionProblem(f"unknown function {node.name}", node.offset)
+        low, high = arity
+        if not low <= len(args) <= high:
+            wanted = str(low) if low == high else f"{low} to {high}"
+            raise DefinitionProblem(
+                f"{node.name} takes {wanted} argument{'s' if high != 1 else ''}, "
+                f"not {len(args)}", node.offset)
+        typ = "timestamp" if node.name in ("UTC", "DATE") else "string"
+        node = node.with_(args=args, typ=typ)
+        return node if node.name == "UTC" else self._folded(node)
+
+    # --- folding ---------------------------------------------------------------------
+
+    def _folded(self, node: ast.Node) -> ast.Node:
+        if not self.fold or not all(isinstance(c, ast.Literal) for c in node.children()):
+            return node
+        try:
+            value = fold_constant(node)
+        except EvaluationFailure:
+            return node
+        return ast.Literal(value=value, typ=_KIND_TYPES.get(kind_of(value), "any"),
+                           offset=node.offset)
+
+
+def fold_constant(node: ast.Node) -> Any:
+    """The value of a node whose operands are all literals."""
+    values = [c.value for c in node.children()]  # type: ignore[attr-defined]
+    if isinstance(node, ast.Unary):
+        return runtime.negate(values[0]) if node.op == "-" else runtime.plus(values[0])
+    if isinstance(node, ast.Binary):
+        return runtime.arith(node.op, *values)
+    if isinstance(node, ast.Compare):
+        return runtime.compare(node.op, *values)
+    if isinstance(node, (ast.And, ast.Or)):
+        items = [runtime.predicate(v) for v in values]
+        decisive = node.__class__ is ast.Or
+        if decisive in items:
+            return decisive
+        return None if None in items else not decisive
+    if isinstance(node, ast.Not):
+        value = runtime.predicate(values[0])
+        return None if value is None else not value
+    if isinstance(node, ast.IsNull):
+        return (values[0] is None) != node.negated
+    if isinstance(node, ast.In):
+        found = runtime.in_values(values[0], tuple(values[1:]))
+        return runtime.negated(found) if node.negated else found
+    if isinstance(node, ast.Between):
+        return runtime.between(*values, node.negated)
+    if isinstance(node, ast.Like):
+        return runtime.like(values[0], values[1], node.negated, *values[2:])
+    if isinstance(node, ast.Call):
+        return runtime.FUNCTIONS[node.name](*values)
+    raise EvaluationFailure(f"cannot fold {type(node).__name__}")

@@ -1,0 +1,346 @@
+"""Resolved tree to specialised Python source.
+
+Every node becomes straight-line statements that leave its value in a local
+(``_3``); there is no interpretation loop and no per-call lookup table. What
+the static types settle is decided here, once: a comparison with a constant
+gets an inline fast path for the constant's own type and falls back to the
+runtime's complete comparison only for other types; LIKE patterns become
+``==``/``startswith``/``endswith``/``in`` or a precompiled linear matcher; IN
+lists of constants become frozensets. Fields are read once, at the top.
+
+Constants that are not plain ``str``/``int``/``bool``/``None``/finite ``float``
+(sets, matchers, decimals, bytes, NaN...) are hoisted into the function's
+namespace under generated names: filter text never becomes code except as a
+``repr`` literal of a validated value. Output is deterministic.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from proton import timestamp
+
+from .. import like as like_module
+from .. import runtime
+from ..accessors import MESSAGE, MessageAccessor
+from ..errors import EvaluationFailure
+from ..values import INT_CLASSES
+from . import ast
+
+_MIRROR = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_PY_OP = {"=": "==", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+BASE_NAMESPACE = {
+    "_Failure": EvaluationFailure, "_INTS": INT_CLASSES, "_NAN": math.nan,
+    "_INTS_TS": INT_CLASSES | {timestamp},
+    "_compare": runtime.compare, "_arith": runtime.arith, "_negate": runtime.negate,
+    "_plus": runtime.plus, "_predicate": runtime.predicate, "_in": runtime.in_values,
+    "_like": runtime.like, "_map_get": runtime.map_get, "_map_has": runtime.map_has,
+    "_item_get": runtime.item_get, "_item_has": runtime.item_has,
+    "_between": runtime.between, "_negated": runtime.negated,
+    "_LONG_MIN": -(1 << 63), "_ULONG_MAX": (1 << 64) - 1,
+    **{f"_fn_{name}": fn for name, fn in runtime.FUNCTIONS.items()},
+}
+
+_PLAIN = (str, int, bool, type(None))
+
+
+class CodeGenerator:
+    """Generates the source of one filter's functions."""
+
+    def __init__(self, accessor: MessageAccessor = MESSAGE) -> None:
+        self.accessor = accessor
+        self.prologue: list[str] = []
+        self.lines: list[str] = []
+        self.depth = 0
+        self.namespace: dict[str, Any] = {}
+        self._const_names: dict[tuple, str] = {}
+        self._sections: dict[str, str] = {}
+        self._fields: dict[tuple, str] = {}
+        self._temps = 0
+
+    # --- plumbing ---------------------------------------------------------------
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.depth + line)
+
+    def temp(self) -> str:
+        self._temps += 1
+        return f"_{self._temps}"
+
+    def const(self, value: Any) -> str:
+        """A Python expression for a constant: a literal, or a hoisted name."""
+        if value.__class__ in _PLAIN or (value.__class__ is float and math.isfinite(value)):
+            return repr(value)
+        key = (value.__class__, repr(value))
+        name = self._const_names.get(key)
+        if name is None:
+            name = f"_k{len(self._const_names) + 1}"
+            self._const_names[key] = name
+            self.namespace[name] = value
+        return name
+
+    def hoist(self, label: str, value: Any) -> str:
+        """A hoisted object that is not a value (a matcher, a set)."""
+        name = f"_{label}{len(self.namespace) + 1}"
+        self.namespace[name] = value
+        return name
+
+    def section(self, section: str) -> str:
+        var = self._sections.get(section)
+        if var is None:
+            var = f"_{section}"
+            self._sections[section] = var
+            self.prologue.append(f"{var} = {self.accessor.section(section)}")
+        return var
+
+    # --- entry point -----------------------------------------------------------------
+
+    def generate(self, tree: ast.Node) -> str:
+        """Source defining ``evaluate(message, _explain=False)`` and ``matches(message)``."""
+        self.depth = 2
+        result = self.condition(tree)
+        body = ["        " + line for line in self.prologue] + self.lines
+        functions = []
+        for head, ret, on_error in (
+                ("def evaluate(message, _explain=False):", f"return {result}",
+                 ["if _explain:", "    raise", "return None"]),
+                ("def matches(message):", f"return {result} is True", ["return False"])):
+            functions.append("\n".join(
+                [head, "    try:"] + body + ["        " + ret, "    except Exception:"]
+                + ["        " + line for line in on_error]))
+        return "\n\n\n".join(functions) + "\n"
+
+    # --- predicates ---------------------------------------------------------------------
+
+    def condition(self, node: ast.Node) -> str:
+        """A node in a predicate position: its value, checked to be a boolean or NULL."""
+        value = self.value(node)
+        if node.typ not in ("bool", "null"):
+            self.emit(f"if {value} is not True and {value} is not False "
+                      f"and {value} is not None:")
+            self.emit(f"    _predicate({value})")
+        return value
+
+    def value(self, node: ast.Node) -> str:
+        return getattr(self, "gen_" + type(node).__name__)(node)
+
+    def gen_Literal(self, node: ast.Literal) -> str:
+        return self.const(node.value)
+
+    def gen_Field(self, node: ast.Field) -> str:
+        key = ("field", node.section, node.key, node.default)
+        var = self._fields.get(key)
+        if var is None:
+            var = self.temp()
+            self._fields[key] = var
+            section = self.section(node.section)
+            self.prologue.append(f"{var} = {self.accessor.field(node.section, section, node.key)}")
+            if node.default is not None:
+                self.prologue.append(f"if {var} is None: {var} = {self.const(node.default)}")
+        return var
+
+    def gen_MapRef(self, node: ast.MapRef) -> str:
+        base = self.value(node.base)
+        var = self.temp()
+        key = repr(str(node.key))
+        self.emit(f"{var} = {base}.get({key}) if {base}.__class__ is dict "
+                  f"else _map_get({base}, {key})")
+        return var
+
+    def gen_Index(self, node: ast.Index) -> str:
+        base, index = self.value(node.base), self.value(node.index)
+        var = self.temp()
+        self.emit(f"{var} = _item_get({base}, {index})")
+        return var
+
+    def gen_Exists(self, node: ast.Exists) -> str:
+        ref = node.ref
+        var = self.temp()
+        if isinstance(ref, ast.Field):
+            section = self.section(ref.section)
+            self.emit(f"{var} = {self.accessor.present(ref.section, section, ref.key)}")
+        elif isinstance(ref, ast.MapRef):
+            self.emit(f"{var} = _map_has({self.value(ref.base)}, {repr(str(ref.key))})")
+        else:
+            base, index = self.value(ref.base), self.value(ref.index)
+            self.emit(f"{var} = _item_has({base}, {index})")
+        return var
+
+    def gen_Unary(self, node: ast.Unary) -> str:
+        operand = self.value(node.operand)
+        var = self.temp()
+        self.emit(f"{var} = {'_negate' if node.op == '-' else '_plus'}({operand})")
+        return var
+
+    def gen_Binary(self, node: ast.Binary) -> str:
+        left, right = self.value(node.left), self.value(node.right)
+        var = self.temp()
+        if node.op in "+-*":
+            op = node.op
+            self.emit(f"if {left}.__class__ in _INTS and {right}.__class__ in _INTS:")
+            self.emit(f"    {var} = {left} {op} {right}")
+            self.emit(f"    if {var} < _LONG_MIN or {var} > _ULONG_MAX: {var} = _NAN")
+            self.emit("else:")
+            self.emit(f"    {var} = _arith({op!r}, {left}, {right})")
+        else:
+            self.emit(f"{var} = _arith({node.op!r}, {left}, {right})")
+        return var
+
+    def gen_Call(self, node: ast.Call) -> str:
+        args = [self.value(arg) for arg in node.args]
+        var = self.temp()
+        if ":" in node.name:
+            self.emit(f"{var} = None")  # vendor function: NULL, arguments still evaluated
+        else:
+            self.emit(f"{var} = _fn_{node.name}({', '.join(args)})")
+        return var
+
+    # --- logic ------------------------------------------------------------------------------
+
+    def gen_And(self, node: ast.And) -> str:
+        return self._junction(node.items, "False", "True")
+
+    def gen_Or(self, node: ast.Or) -> str:
+        return self._junction(node.items, "True", "False")
+
+    def _junction(self, items: tuple, decisive: str, neutral: str) -> str:
+        values = [self.condition(item) for item in items]
+        var = self.temp()
+        any_decisive = " or ".join(f"{v} is {decisive}" for v in values)
+        any_null = " or ".join(f"{v} is None" for v in values)
+        self.emit(f"{var} = {decisive} if {any_decisive} else "
+                  f"(None if {any_null} else {neutral})")
+        return var
+
+    def gen_Not(self, node: ast.Not) -> str:
+        operand = self.condition(node.operand)
+        var = self.temp()
+        self.emit(f"{var} = None if {operand} is None else not {operand}")
+        return var
+
+    def gen_IsNull(self, node: ast.IsNull) -> str:
+        operand = self.value(node.operand)
+        var = self.temp()
+        self.emit(f"{var} = {operand} is {'not ' if node.negated else ''}None")
+        return var
+
+    # --- comparison ----------------------------------------------------------------------------
+
+    def gen_Compare(self, node: ast.Compare) -> str:
+        left, right = node.left, node.right
+        op = node.op
+        if isinstance(left, ast.Literal) and not isinstance(right, ast.Literal):
+            left, right, op = right, left, _MIRROR[op]
+        subject = self.value(left)
+        var = self.temp()
+        if isinstance(right, ast.Literal):
+            self._compare_constant(var, op, subject, right)
+        else:
+            self.emit(f"{var} = _compare({op!r}, {subject}, {self.value(right)})")
+        return var
+
+    def _typed_branch(self, var: str, subject: str, guard: str | None, fast: str,
+                      fallback: str) -> None:
+        """``var = fast`` when ``guard`` holds, NULL for NULL, else ``fallback``."""
+        if guard is None:
+            self.emit(f"{var} = {fallback}")
+            return
+        self.emit(f"if {guard}:")
+        self.emit(f"    {var} = {fast}")
+        self.emit(f"elif {subject} is None:")
+        self.emit(f"    {var} = None")
+        self.emit("else:")
+        self.emit(f"    {var} = {fallback}")
+
+    def _compare_constant(self, var: str, op: str, subject: str, constant: ast.Literal) -> None:
+        value, py = constant.value, _PY_OP[op]
+        literal = self.const(value)
+        fallback = f"_compare({op!r}, {subject}, {literal})"
+        guard = fast = None
+        if constant.typ == "string":
+            guard, fast = f"{subject}.__class__ is str", f"{subject} {py} {literal}"
+        elif constant.typ in ("int", "timestamp"):
+            guard, fast = f"{subject}.__class__ in _INTS_TS", f"{subject} {py} {literal}"
+        elif constant.typ == "float" and not math.isnan(value):
+            guard = f"{subject}.__class__ is float"
+            fast = f"({subject} {py} {literal}) if {subject} == {subject} else None"
+        elif constant.typ == "decimal":
+            guard, fast = f"{subject}.__class__ in _INTS", f"{subject} {py} {literal}"
+        elif constant.typ == "bool" and op in ("=", "<>"):
+            guard = f"{subject} is True or {subject} is False"
+            fast = f"{subject} {'is' if op == '=' else 'is not'} {literal}"
+        elif constant.typ == "null":
+            fallback = f"_compare({op!r}, {subject}, None)"
+        self._typed_branch(var, subject, guard, fast or "", fallback)
+
+    def gen_Between(self, node: ast.Between) -> str:
+        subject = self.value(node.operand)
+        low, high = node.low, node.high
+        var = self.temp()
+        not_ = "not " if node.negated else ""
+        if all(isinstance(b, ast.Literal) and b.typ == "int" for b in (low, high)):
+            lo, hi = self.const(low.value), self.const(high.value)
+            fast = f"{not_}({lo} <= {subject} <= {hi})"
+            guard = f"{subject}.__class__ in _INTS_TS"
+        else:
+            lo, hi = self.value(low), self.value(high)
+            guard = fast = None
+        slow = f"_between({subject}, {lo}, {hi}, {node.negated})"
+        self._typed_branch(var, subject, guard, fast or "", slow)
+        return var
+
+    def gen_In(self, node: ast.In) -> str:
+        subject = self.value(node.operand)
+        var = self.temp()
+        not_ = "not " if node.negated else ""
+        literals = all(isinstance(i, ast.Literal) for i in node.items)
+        kinds = {i.typ for i in node.items} if literals else set()
+        items = [self.value(i) for i in node.items]
+        slow = f"_in({subject}, ({', '.join(items)},))"
+        if node.negated:
+            slow = f"_negated({slow})"
+        guard = fast = None
+        if kinds in ({"string"}, {"int"}):
+            members = self.hoist("set", frozenset(i.value for i in node.items))
+            guard = (f"{subject}.__class__ is str" if kinds == {"string"}
+                     else f"{subject}.__class__ in _INTS")
+            fast = f"{subject} {not_}in {members}"
+        self._typed_branch(var, subject, guard, fast or "", slow)
+        return var
+
+    def gen_Like(self, node: ast.Like) -> str:
+        subject = self.value(node.operand)
+        var = self.temp()
+        pattern, escape = node.pattern, node.escape
+        constant = isinstance(pattern, ast.Literal) and pattern.typ == "string" and (
+            escape is None or (isinstance(escape, ast.Literal) and escape.typ == "string"))
+        extra = ""
+        if escape is not None:
+            extra = f", {self.value(escape)}"
+        slow = f"_like({subject}, {self.value(pattern)}, {node.negated}{extra})"
+        if not constant:
+            self.emit(f"{var} = {slow}")
+            return var
+        fast = self._like_expression(subject, pattern.value,
+                                     None if escape is None else escape.value)
+        if node.negated:
+            fast = f"not {fast}"
+        self._typed_branch(var, subject, f"{subject}.__class__ is str", fast, slow)
+        return var
+
+    def _like_expression(self, subject: str, pattern: str, escape: str | None) -> str:
+        """The cheapest expression matching ``subject`` against a constant pattern."""
+        segments = like_module._segments(pattern, escape)
+        if all(None not in seg for seg in segments):
+            texts = ["".join(seg) for seg in segments]  # type: ignore[arg-type]
+            if len(texts) == 1:
+                return f"{subject} == {self.const(texts[0])}"
+            if len(texts) == 2 and not texts[1]:
+                return f"{subject}.startswith({self.const(texts[0])})"
+            if len(texts) == 2 and not texts[0]:
+                return f"{subject}.endswith({self.const(texts[1])})"
+            if len(texts) == 3 and not texts[0] and not texts[2]:
+                return f"{self.const(texts[1])} in {subject}"
+        matcher = self.hoist("like", like_module.compile_like(pattern, escape))
+        return f"{matcher}({subject})"
