@@ -34,6 +34,7 @@ def _compile_sql_cached(text: str, dialect: str) -> Filter:
         tree = Checker(rules).check(parse(text, rules))
         generator = CodeGenerator()
         source = generator.generate(tree)
+        evaluate, matches = load(source, generator.namespace, f"sql:{dialect}:{text}")
     except DefinitionProblem as problem:
         line, column = line_and_column(text, problem.offset)
         raise FilterError(problem.problem, line, column) from None
@@ -44,7 +45,6 @@ def _compile_sql_cached(text: str, dialect: str) -> Filter:
     except Exception as exc:  # a bug in filtex: still a FilterError, never a crash
         raise FilterError(f"cannot compile filter (internal error: "
                           f"{type(exc).__name__}: {exc})") from exc
-    evaluate, matches = load(source, generator.namespace, f"sql:{dialect}:{text}")
     return Filter(text, dialect, "sql", source, evaluate, matches, tree)
 
 

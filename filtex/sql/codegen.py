@@ -68,9 +68,11 @@ class CodeGenerator:
         self._temps += 1
         return f"_{self._temps}"
 
-    def const(self, value: Any) -> str:
+    def const(self, value: Any, hoist: bool = False) -> str:
         """A Python expression for a constant: a literal, or a hoisted name."""
-        if value.__class__ in _PLAIN or (value.__class__ is float and math.isfinite(value)):
+        plain = value.__class__ in _PLAIN or (value.__class__ is float
+                                              and math.isfinite(value))
+        if plain and not hoist:
             return repr(value)
         key = (value.__class__, repr(value))
         name = self._const_names.get(key)
@@ -126,7 +128,11 @@ class CodeGenerator:
         return getattr(self, "gen_" + type(node).__name__)(node)
 
     def gen_Literal(self, node: ast.Literal) -> str:
-        return self.const(node.value)
+        # As an operand a constant is a name, so identity tests on it stay valid Python.
+        value = node.value
+        if value is None or value is True or value is False:
+            return repr(value)
+        return self.const(value, hoist=True)
 
     def gen_Field(self, node: ast.Field) -> str:
         key = ("field", node.section, node.key, node.default)
@@ -176,15 +182,16 @@ class CodeGenerator:
     def gen_Binary(self, node: ast.Binary) -> str:
         left, right = self.value(node.left), self.value(node.right)
         var = self.temp()
-        if node.op in "+-*":
-            op = node.op
-            self.emit(f"if {left}.__class__ in _INTS and {right}.__class__ in _INTS:")
-            self.emit(f"    {var} = {left} {op} {right}")
-            self.emit(f"    if {var} < _LONG_MIN or {var} > _ULONG_MAX: {var} = _NAN")
-            self.emit("else:")
-            self.emit(f"    {var} = _arith({op!r}, {left}, {right})")
-        else:
-            self.emit(f"{var} = _arith({node.op!r}, {left}, {right})")
+        slow = f"_arith({node.op!r}, {left}, {right})"
+        guards = [_int_guard(n, v) for n, v in ((node.left, left), (node.right, right))]
+        if node.op not in "+-*" or False in guards:
+            self.emit(f"{var} = {slow}")
+            return var
+        self.emit(f"if {' and '.join(g for g in guards if g is not True) or 'True'}:")
+        self.emit(f"    {var} = {left} {node.op} {right}")
+        self.emit(f"    if {var} < _LONG_MIN or {var} > _ULONG_MAX: {var} = _NAN")
+        self.emit("else:")
+        self.emit(f"    {var} = {slow}")
         return var
 
     def gen_Call(self, node: ast.Call) -> str:
@@ -344,3 +351,10 @@ class CodeGenerator:
                 return f"{self.const(texts[1])} in {subject}"
         matcher = self.hoist("like", like_module.compile_like(pattern, escape))
         return f"{matcher}({subject})"
+
+
+def _int_guard(node: ast.Node, expr: str) -> str | bool:
+    """A test that ``expr`` holds an integer; True/False when its type is static."""
+    if isinstance(node, ast.Literal):
+        return node.typ == "int"
+    return f"{expr}.__class__ in _INTS"
