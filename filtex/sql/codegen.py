@@ -247,14 +247,18 @@ class CodeGenerator:
             self.emit(f"{var} = _compare({op!r}, {subject}, {self.value(right)})")
         return var
 
-    def _typed_branch(self, var: str, subject: str, guard: str | None, fast: str,
+    def _typed_branch(self, var: str, subject: str, fast_paths: list[tuple[str, str]],
                       fallback: str) -> None:
-        """``var = fast`` when ``guard`` holds, NULL for NULL, else ``fallback``."""
-        if guard is None:
+        """``var = fast`` under the first ``guard`` that holds, NULL for NULL,
+        else ``fallback`` (the runtime's complete operation)."""
+        if not fast_paths:
             self.emit(f"{var} = {fallback}")
             return
-        self.emit(f"if {guard}:")
-        self.emit(f"    {var} = {fast}")
+        keyword = "if"
+        for guard, fast in fast_paths:
+            self.emit(f"{keyword} {guard}:")
+            self.emit(f"    {var} = {fast}")
+            keyword = "elif"
         self.emit(f"elif {subject} is None:")
         self.emit(f"    {var} = None")
         self.emit("else:")
@@ -264,37 +268,43 @@ class CodeGenerator:
         value, py = constant.value, _PY_OP[op]
         literal = self.const(value)
         fallback = f"_compare({op!r}, {subject}, {literal})"
-        guard = fast = None
+        paths: list[tuple[str, str]] = []
+        is_float = f"{subject}.__class__ is float"
+        not_nan = f"if {subject} == {subject} else None"
         if constant.typ == "string":
-            guard, fast = f"{subject}.__class__ is str", f"{subject} {py} {literal}"
+            paths = [(f"{subject}.__class__ is str", f"{subject} {py} {literal}")]
         elif constant.typ in ("int", "timestamp"):
-            guard, fast = f"{subject}.__class__ in _INTS_TS", f"{subject} {py} {literal}"
+            paths = [(f"{subject}.__class__ in _INTS_TS", f"{subject} {py} {literal}")]
+            if constant.typ == "int":
+                as_float = self.const(float(value))
+                paths.append((is_float, f"({subject} {py} {as_float}) {not_nan}"))
         elif constant.typ == "float" and not math.isnan(value):
-            guard = f"{subject}.__class__ is float"
-            fast = f"({subject} {py} {literal}) if {subject} == {subject} else None"
+            paths = [(is_float, f"({subject} {py} {literal}) {not_nan}")]
         elif constant.typ == "decimal":
-            guard, fast = f"{subject}.__class__ in _INTS", f"{subject} {py} {literal}"
+            as_float = self.const(float(value))
+            paths = [(f"{subject}.__class__ in _INTS", f"{subject} {py} {literal}"),
+                     (is_float, f"({subject} {py} {as_float}) {not_nan}")]
         elif constant.typ == "bool" and op in ("=", "<>"):
-            guard = f"{subject} is True or {subject} is False"
-            fast = f"{subject} {'is' if op == '=' else 'is not'} {literal}"
-        elif constant.typ == "null":
-            fallback = f"_compare({op!r}, {subject}, None)"
-        self._typed_branch(var, subject, guard, fast or "", fallback)
+            paths = [(f"{subject} is True or {subject} is False",
+                      f"{subject} {'is' if op == '=' else 'is not'} {literal}")]
+        self._typed_branch(var, subject, paths, fallback)
 
     def gen_Between(self, node: ast.Between) -> str:
         subject = self.value(node.operand)
         low, high = node.low, node.high
         var = self.temp()
         not_ = "not " if node.negated else ""
+        paths: list[tuple[str, str]] = []
         if all(isinstance(b, ast.Literal) and b.typ == "int" for b in (low, high)):
             lo, hi = self.const(low.value), self.const(high.value)
-            fast = f"{not_}({lo} <= {subject} <= {hi})"
-            guard = f"{subject}.__class__ in _INTS_TS"
+            flo, fhi = self.const(float(low.value)), self.const(float(high.value))
+            paths = [(f"{subject}.__class__ in _INTS_TS", f"{not_}({lo} <= {subject} <= {hi})"),
+                     (f"{subject}.__class__ is float",
+                      f"{not_}({flo} <= {subject} <= {fhi}) if {subject} == {subject} else None")]
         else:
             lo, hi = self.value(low), self.value(high)
-            guard = fast = None
         slow = f"_between({subject}, {lo}, {hi}, {node.negated})"
-        self._typed_branch(var, subject, guard, fast or "", slow)
+        self._typed_branch(var, subject, paths, slow)
         return var
 
     def gen_In(self, node: ast.In) -> str:
@@ -307,13 +317,13 @@ class CodeGenerator:
         slow = f"_in({subject}, ({', '.join(items)},))"
         if node.negated:
             slow = f"_negated({slow})"
-        guard = fast = None
+        paths: list[tuple[str, str]] = []
         if kinds in ({"string"}, {"int"}):
             members = self.hoist("set", frozenset(i.value for i in node.items))
             guard = (f"{subject}.__class__ is str" if kinds == {"string"}
                      else f"{subject}.__class__ in _INTS")
-            fast = f"{subject} {not_}in {members}"
-        self._typed_branch(var, subject, guard, fast or "", slow)
+            paths = [(guard, f"{subject} {not_}in {members}")]
+        self._typed_branch(var, subject, paths, slow)
         return var
 
     def gen_Like(self, node: ast.Like) -> str:
@@ -333,7 +343,7 @@ class CodeGenerator:
                                      None if escape is None else escape.value)
         if node.negated:
             fast = f"not {fast}"
-        self._typed_branch(var, subject, f"{subject}.__class__ is str", fast, slow)
+        self._typed_branch(var, subject, [(f"{subject}.__class__ is str", fast)], slow)
         return var
 
     def _like_expression(self, subject: str, pattern: str, escape: str | None) -> str:
