@@ -12,12 +12,13 @@ import math
 import operator
 import re
 import time
-from datetime import datetime, timezone
+from datetime import date as calendar_date, datetime, timezone
 from decimal import Decimal
 from typing import Any
 
 from proton import Array, Described, timestamp
 
+from . import casing
 from .errors import EvaluationFailure
 from .like import like_matcher
 from .values import (BINARY, BOOL, DECIMAL, DECIMAL128_CONTEXT, FLOAT, INT, NULL, OTHER,
@@ -47,43 +48,56 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
+def a_type(value: Any) -> str:
+    """``a string``, ``an integer``: a value's type with its article."""
+    name = type_name(value)
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
 def fail(reason: str) -> None:
     raise EvaluationFailure(reason)
 
 
 # --- ISO 8601 ------------------------------------------------------------------
 
-_DURATION = re.compile(
-    r"(-)?P(?:(\d+(?:[.,]\d+)?)W)?(?:(\d+(?:[.,]\d+)?)D)?"
-    r"(?:T(?:(\d+(?:[.,]\d+)?)H)?(?:(\d+(?:[.,]\d+)?)M)?(?:(\d+(?:[.,]\d+)?)S)?)?")
-_DURATION_MS = (7 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1000)
+_WEEKS = re.compile(r"P(\d+)W")
+_DURATION = re.compile(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)(?:[.,](\d+))?S)?)?")
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def parse_datetime_ms(text: str) -> int | None:
-    """ISO 8601 date or date-time to epoch milliseconds (UTC if unqualified)."""
-    if not 8 <= len(text) <= 40 or not text[:4].isdigit():
+    """ISO 8601 date (midnight) or date-time with a ``T`` to epoch milliseconds,
+    UTC when unqualified; sub-millisecond digits are dropped."""
+    if not 8 <= len(text) <= 40 or not text.isascii() or not text[:4].isdigit() \
+            or any(c.isspace() for c in text):
         return None
+    day, separator, _ = text.partition("T")
     try:
+        calendar_date.fromisoformat(day)
         moment = datetime.fromisoformat(text)
     except ValueError:
         return None
+    if not separator and len(text) != len(day):
+        return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    delta = moment - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
 
 
 def parse_duration_ms(text: str) -> int | None:
-    """ISO 8601 duration (weeks, days, hours, minutes, seconds) to milliseconds."""
+    """ISO 8601 duration ``PnW`` or ``PnDTnHnMnS`` (a fraction on the seconds
+    only) to milliseconds; years and months are ambiguous and refused."""
+    weeks = _WEEKS.fullmatch(text)
+    if weeks:
+        return int(weeks.group(1)) * 7 * 86_400_000
     found = _DURATION.fullmatch(text)
-    if found is None or not any(found.groups()[1:]) or text.endswith("T"):
+    if found is None or not any(found.groups()) or text.endswith("T"):
         return None
-    total = Decimal(0)
-    for part, unit in zip(found.groups()[1:], _DURATION_MS):
-        if part:
-            total += Decimal(part.replace(",", ".")) * unit
-    millis = int(total)
-    return -millis if found.group(1) else millis
+    days, hours, minutes, seconds, fraction = found.groups()
+    return (int(days or 0) * 86_400_000 + int(hours or 0) * 3_600_000
+            + int(minutes or 0) * 60_000 + int(seconds or 0) * 1000
+            + int(((fraction or "") + "000")[:3]))
 
 
 def _string_as_time(text: str) -> int:
@@ -100,7 +114,7 @@ def _string_as_time(text: str) -> int:
 
 def compare(op: str, left: Any, right: Any) -> bool | None:
     """``left op right`` by the specification's rules; None when unknown."""
-    if left is None or right is None:
+    if left is None or right is None or _is_nan(left) or _is_nan(right):
         return None
     lk, rk = kind_of(left), kind_of(right)
     if lk == rk:
@@ -134,6 +148,16 @@ def compare(op: str, left: Any, right: Any) -> bool | None:
                 return OPS[op](_string_as_time(left), int(right))
             return OPS[op](int(left), _string_as_time(right))
     fail(f"cannot compare {type_name(left)} with {type_name(right)}")
+
+
+def _is_nan(value: Any) -> bool:
+    """NaN, binary or decimal: any comparison with it is NULL."""
+    if value.__class__ is float:
+        return value != value
+    kind = kind_of(value)
+    if kind == FLOAT:
+        return value != value
+    return kind == DECIMAL and decimal_value(value).is_nan()
 
 
 def _as_number(value: Any, kind: str) -> Any:
@@ -182,7 +206,7 @@ def predicate(value: Any) -> bool | None:
     """A value in a predicate position: boolean or NULL, else a failure."""
     if value is None or value is True or value is False:
         return value
-    fail(f"a {type_name(value)} value where a condition is expected")
+    fail(f"{a_type(value)} value where a condition is expected")
 
 
 # --- arithmetic -----------------------------------------------------------------
@@ -193,7 +217,7 @@ def _number_kind(value: Any, op: str) -> str:
         return kind
     if kind == TIMESTAMP:
         return INT
-    fail(f"cannot apply {op} to a {type_name(value)} value")
+    fail(f"cannot apply {op} to {a_type(value)} value")
 
 
 def _int_result(value: int) -> int | float:
@@ -316,7 +340,7 @@ def _position(index: Any) -> int | None:
     if index is None:
         return None
     if kind_of(index) != INT:
-        fail(f"a positional reference needs an integer, not a {type_name(index)}")
+        fail(f"a positional reference needs an integer, not {a_type(index)}")
     return int(index)
 
 
@@ -344,59 +368,48 @@ def like(value: Any, pattern: Any, negated: bool, *escape: Any) -> bool | None:
     for what, item in (("LIKE", value), ("a LIKE pattern", pattern)) + \
             tuple(("a LIKE escape", e) for e in escape):
         if kind_of(item) != STRING:
-            fail(f"{what} needs a string, not a {type_name(item)}")
+            fail(f"{what} needs a string, not {a_type(item)}")
     matcher = like_matcher(str(pattern), str(escape[0]) if escape else None)
     return matcher(str(value)) != negated
 
 
 # --- functions ---------------------------------------------------------------------
 
-_LANG_TAG = re.compile(r"[A-Za-z]{2,8}(?:-[A-Za-z0-9]{1,8})*")
 
 
 def _string_arg(value: Any, function: str) -> str:
     if kind_of(value) != STRING:
-        fail(f"{function} needs a string, not a {type_name(value)}")
+        fail(f"{function} needs a string, not {a_type(value)}")
     return str(value)
 
 
 def _count_arg(value: Any, function: str, what: str, minimum: int) -> int:
     if kind_of(value) != INT:
-        fail(f"{function} needs an integer {what}, not a {type_name(value)}")
+        fail(f"{function} needs an integer {what}, not {a_type(value)}")
     if value < minimum:
         fail(f"{function} {what} must be at least {minimum}, not {int(value)}")
     return int(value)
 
 
 def _language(tag: Any, function: str) -> str:
-    text = _string_arg(tag, function)
-    if not _LANG_TAG.fullmatch(text):
-        fail(f"{function}: malformed language tag {text[:40]!r}")
-    return text.split("-")[0].lower()
+    language = casing.primary_language(_string_arg(tag, function))
+    if language is None:
+        fail(f"{function}: malformed language tag {str(tag)[:40]!r}")
+    return language  # type: ignore[return-value]
 
 
 def lower(value: Any, tag: Any = "") -> str | None:
     if value is None or tag is None:
         return None
     text = _string_arg(value, "LOWER")
-    language = _language(tag, "LOWER") if tag != "" else ""
-    if language in ("tr", "az"):
-        text = text.replace("I", "\u0131").replace("\u0130", "i")
-    elif language == "lt":
-        text = text.replace("\u00cc", "i\u0307\u0300").replace("\u00cd", "i\u0307\u0301")
-    return text.lower()
+    return casing.lower(text, _language(tag, "LOWER") if tag != "" else "")
 
 
 def upper(value: Any, tag: Any = "") -> str | None:
     if value is None or tag is None:
         return None
     text = _string_arg(value, "UPPER")
-    language = _language(tag, "UPPER") if tag != "" else ""
-    if language in ("tr", "az"):
-        text = text.replace("i", "\u0130")
-    elif language == "lt":
-        text = text.replace("i\u0307", "i")
-    return text.upper()
+    return casing.upper(text, _language(tag, "UPPER") if tag != "" else "")
 
 
 def left(value: Any, count: Any) -> str | None:

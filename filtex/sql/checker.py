@@ -180,7 +180,8 @@ class Checker:
                 raise DefinitionProblem(
                     f"vendor functions are not supported in the {self.dialect.name} dialect",
                     node.offset)
-            return node.with_(args=args, typ="null")
+            return ast.Literal(value=None, typ="null", offset=node.offset) if self.fold \
+                else node.with_(args=args, typ="null")
         arity = self.functions.get(node.name)
         if arity is None:
             raise DefinitionProblem(f"unknown function {node.name}", node.offset)

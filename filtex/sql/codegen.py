@@ -195,12 +195,11 @@ class CodeGenerator:
         return var
 
     def gen_Call(self, node: ast.Call) -> str:
+        if ":" in node.name:
+            return "None"  # a function filtex does not know is NULL, arguments and all
         args = [self.value(arg) for arg in node.args]
         var = self.temp()
-        if ":" in node.name:
-            self.emit(f"{var} = None")  # vendor function: NULL, arguments still evaluated
-        else:
-            self.emit(f"{var} = _fn_{node.name}({', '.join(args)})")
+        self.emit(f"{var} = _fn_{node.name}({', '.join(args)})")
         return var
 
     # --- logic ------------------------------------------------------------------------------
