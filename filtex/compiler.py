@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import linecache
+import types
 from functools import lru_cache
 
 from .errors import DefinitionProblem, FilterError, line_and_column
@@ -49,14 +50,18 @@ def _compile_sql_cached(text: str, dialect: str) -> Filter:
 
 
 def load(source: str, namespace: dict, identity: str):
-    """Compile generated source; register it with ``linecache`` for tracebacks."""
+    """Compile generated source once; return ``evaluate`` and ``matches``, two
+    functions over the same code object (``matches`` defaults ``_mode`` to
+    True). The source is registered with ``linecache`` for tracebacks."""
     digest = hashlib.sha1(identity.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     filename = f"<filtex {digest}>"
     scope = dict(BASE_NAMESPACE)
     scope.update(namespace)
     exec(compile(source, filename, "exec"), scope)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    return scope["evaluate"], scope["matches"]
+    evaluate = scope["evaluate"]
+    matches = types.FunctionType(evaluate.__code__, scope, "matches", (True,))
+    return evaluate, matches
 
 
 def cache_clear() -> None:

@@ -40,7 +40,7 @@ class Filter:
     def outcome(self, message: Any) -> Outcome:
         """The result for ``message``, with the failure reason if evaluation failed."""
         try:
-            return Outcome(self.evaluate(message, True))
+            return Outcome(self.evaluate(message, False))
         except EvaluationFailure as failure:
             return Outcome(None, failure.reason)
         except Exception as exc:  # a malformed message: unknown, never a crash

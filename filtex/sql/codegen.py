@@ -16,6 +16,7 @@ namespace under generated names: filter text never becomes code except as a
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from typing import Any
 
 from proton import timestamp
@@ -32,7 +33,8 @@ _PY_OP = {"=": "==", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 BASE_NAMESPACE = {
     "_Failure": EvaluationFailure, "_INTS": INT_CLASSES, "_NAN": math.nan,
-    "_INTS_TS": INT_CLASSES | {timestamp},
+    "_INTS_TS": INT_CLASSES | {timestamp}, "_NUMS": INT_CLASSES | {float},
+    "_Decimal": Decimal,
     "_compare": runtime.compare, "_arith": runtime.arith, "_negate": runtime.negate,
     "_plus": runtime.plus, "_predicate": runtime.predicate, "_in": runtime.in_values,
     "_like": runtime.like, "_map_get": runtime.map_get, "_map_has": runtime.map_has,
@@ -99,19 +101,23 @@ class CodeGenerator:
     # --- entry point -----------------------------------------------------------------
 
     def generate(self, tree: ast.Node) -> str:
-        """Source defining ``evaluate(message, _explain=False)`` and ``matches(message)``."""
+        """Source of ``evaluate(message, _mode=None)``.
+
+        One code object serves three functions that differ only in the default
+        of ``_mode`` (see ``compiler.load``): ``None`` returns True/False/None,
+        ``True`` returns a plain bool (``matches``), ``False`` lets the failure
+        propagate (``Filter.outcome`` reads its reason).
+        """
         self.depth = 2
         result = self.condition(tree)
-        body = ["        " + line for line in self.prologue] + self.lines
-        functions = []
-        for head, ret, on_error in (
-                ("def evaluate(message, _explain=False):", f"return {result}",
-                 ["if _explain:", "    raise", "return None"]),
-                ("def matches(message):", f"return {result} is True", ["return False"])):
-            functions.append("\n".join(
-                [head, "    try:"] + body + ["        " + ret, "    except Exception:"]
-                + ["        " + line for line in on_error]))
-        return "\n\n\n".join(functions) + "\n"
+        return "\n".join(
+            ["def evaluate(message, _mode=None):", "    try:"]
+            + ["        " + line for line in self.prologue] + self.lines
+            + [f"        return ({result} is True) if _mode is True else {result}",
+               "    except Exception:",
+               "        if _mode is False:",
+               "            raise",
+               "        return False if _mode is True else None"]) + "\n"
 
     # --- predicates ---------------------------------------------------------------------
 
@@ -151,13 +157,20 @@ class CodeGenerator:
         var = self.temp()
         key = repr(str(node.key))
         self.emit(f"{var} = {base}.get({key}) if {base}.__class__ is dict "
-                  f"else _map_get({base}, {key})")
+                  f"else (None if {base} is None else _map_get({base}, {key}))")
         return var
 
     def gen_Index(self, node: ast.Index) -> str:
         base, index = self.value(node.base), self.value(node.index)
         var = self.temp()
-        self.emit(f"{var} = _item_get({base}, {index})")
+        slow = f"_item_get({base}, {index})"
+        position = node.index
+        if isinstance(position, ast.Literal) and position.typ == "int" and position.value >= 0:
+            i = position.value
+            self.emit(f"{var} = {base}[{i}] if {base}.__class__ is list and len({base}) > {i} "
+                      f"else (None if {base} is None else {slow})")
+        else:
+            self.emit(f"{var} = {slow}")
         return var
 
     def gen_Exists(self, node: ast.Exists) -> str:
@@ -181,15 +194,39 @@ class CodeGenerator:
 
     def gen_Binary(self, node: ast.Binary) -> str:
         left, right = self.value(node.left), self.value(node.right)
-        var = self.temp()
-        slow = f"_arith({node.op!r}, {left}, {right})"
-        guards = [_int_guard(n, v) for n, v in ((node.left, left), (node.right, right))]
-        if node.op not in "+-*" or False in guards:
+        var, op = self.temp(), node.op
+        slow = f"_arith({op!r}, {left}, {right})"
+        ints = _guards(("int", node.left, left), ("int", node.right, right))
+        nums = _guards(("num", node.left, left), ("num", node.right, right))
+        paths: list[tuple[str, str]] = []
+        if op in "+-*":
+            if ints:
+                paths.append((ints, f"{left} {op} {right}"))
+            if nums:
+                paths.append((nums, f"{left} {op} {right}"))
+        elif op == "/":
+            if ints:
+                paths.append((ints, f"({left} // {right} if not {left} % {right} else "
+                                    f"{left} / {right}) if {right} else _NAN"))
+            if nums:
+                paths.append((nums, f"{left} / {right} if {right} else _NAN"))
+        elif op == "%" and ints:
+            paths.append((f"{ints} and {left} >= 0 and {right} > 0", f"{left} % {right}"))
+        if not paths:
             self.emit(f"{var} = {slow}")
             return var
-        self.emit(f"if {' and '.join(g for g in guards if g is not True) or 'True'}:")
-        self.emit(f"    {var} = {left} {node.op} {right}")
-        self.emit(f"    if {var} < _LONG_MIN or {var} > _ULONG_MAX: {var} = _NAN")
+        keyword = "if"
+        for guard, fast in paths:
+            self.emit(f"{keyword} {guard}:")
+            self.emit(f"    {var} = {fast}")
+            if guard is ints and op != "%":
+                # exact integers: only the range can go wrong (past long and ulong: NaN)
+                self.emit(f"    if {var}.__class__ is int and "
+                          f"({var} < _LONG_MIN or {var} > _ULONG_MAX): {var} = _NAN")
+            elif guard is nums:
+                # infinities and NaN: let the runtime apply the overflow rules
+                self.emit(f"    if {var} - {var} != 0: {var} = {slow}")
+            keyword = "elif"
         self.emit("else:")
         self.emit(f"    {var} = {slow}")
         return var
@@ -199,7 +236,12 @@ class CodeGenerator:
             return "None"  # a function filtex does not know is NULL, arguments and all
         args = [self.value(arg) for arg in node.args]
         var = self.temp()
-        self.emit(f"{var} = _fn_{node.name}({', '.join(args)})")
+        slow = f"_fn_{node.name}({', '.join(args)})"
+        fast = _string_function(node, args)
+        if fast is None:
+            self.emit(f"{var} = {slow}")
+        else:
+            self._typed_branch(var, args[0], [(f"isinstance({args[0]}, str)", fast)], slow)
         return var
 
     # --- logic ------------------------------------------------------------------------------
@@ -213,6 +255,10 @@ class CodeGenerator:
     def _junction(self, items: tuple, decisive: str, neutral: str) -> str:
         values = [self.condition(item) for item in items]
         var = self.temp()
+        if all(isinstance(item, _NEVER_NULL) for item in items):
+            joiner = " or " if decisive == "True" else " and "
+            self.emit(f"{var} = {joiner.join(values)}")
+            return var
         any_decisive = " or ".join(f"{v} is {decisive}" for v in values)
         any_null = " or ".join(f"{v} is None" for v in values)
         self.emit(f"{var} = {decisive} if {any_decisive} else "
@@ -269,20 +315,23 @@ class CodeGenerator:
         fallback = f"_compare({op!r}, {subject}, {literal})"
         paths: list[tuple[str, str]] = []
         is_float = f"{subject}.__class__ is float"
+        is_decimal = f"{subject}.__class__ is _Decimal"
         not_nan = f"if {subject} == {subject} else None"
         if constant.typ == "string":
-            paths = [(f"{subject}.__class__ is str", f"{subject} {py} {literal}")]
+            paths = [(f"isinstance({subject}, str)", f"{subject} {py} {literal}")]
         elif constant.typ in ("int", "timestamp"):
             paths = [(f"{subject}.__class__ in _INTS_TS", f"{subject} {py} {literal}")]
             if constant.typ == "int":
                 as_float = self.const(float(value))
                 paths.append((is_float, f"({subject} {py} {as_float}) {not_nan}"))
+                paths.append((is_decimal, f"({subject} {py} {literal}) {not_nan}"))
         elif constant.typ == "float" and not math.isnan(value):
             paths = [(is_float, f"({subject} {py} {literal}) {not_nan}")]
         elif constant.typ == "decimal":
             as_float = self.const(float(value))
             paths = [(f"{subject}.__class__ in _INTS", f"{subject} {py} {literal}"),
-                     (is_float, f"({subject} {py} {as_float}) {not_nan}")]
+                     (is_float, f"({subject} {py} {as_float}) {not_nan}"),
+                     (is_decimal, f"({subject} {py} {literal}) {not_nan}")]
         elif constant.typ == "bool" and op in ("=", "<>"):
             paths = [(f"{subject} is True or {subject} is False",
                       f"{subject} {'is' if op == '=' else 'is not'} {literal}")]
@@ -299,7 +348,9 @@ class CodeGenerator:
             flo, fhi = self.const(float(low.value)), self.const(float(high.value))
             paths = [(f"{subject}.__class__ in _INTS_TS", f"{not_}({lo} <= {subject} <= {hi})"),
                      (f"{subject}.__class__ is float",
-                      f"{not_}({flo} <= {subject} <= {fhi}) if {subject} == {subject} else None")]
+                      f"{not_}({flo} <= {subject} <= {fhi}) if {subject} == {subject} else None"),
+                     (f"{subject}.__class__ is _Decimal",
+                      f"{not_}({lo} <= {subject} <= {hi}) if {subject} == {subject} else None")]
         else:
             lo, hi = self.value(low), self.value(high)
         slow = f"_between({subject}, {lo}, {hi}, {node.negated})"
@@ -319,7 +370,7 @@ class CodeGenerator:
         paths: list[tuple[str, str]] = []
         if kinds in ({"string"}, {"int"}):
             members = self.hoist("set", frozenset(i.value for i in node.items))
-            guard = (f"{subject}.__class__ is str" if kinds == {"string"}
+            guard = (f"isinstance({subject}, str)" if kinds == {"string"}
                      else f"{subject}.__class__ in _INTS")
             paths = [(guard, f"{subject} {not_}in {members}")]
         self._typed_branch(var, subject, paths, slow)
@@ -341,29 +392,105 @@ class CodeGenerator:
         fast = self._like_expression(subject, pattern.value,
                                      None if escape is None else escape.value)
         if node.negated:
-            fast = f"not {fast}"
-        self._typed_branch(var, subject, [(f"{subject}.__class__ is str", fast)], slow)
+            fast = f"not ({fast})"
+        self._typed_branch(var, subject, [(f"isinstance({subject}, str)", fast)], slow)
         return var
 
     def _like_expression(self, subject: str, pattern: str, escape: str | None) -> str:
-        """The cheapest expression matching ``subject`` against a constant pattern."""
+        """The cheapest expression matching ``subject`` against a constant pattern:
+        plain string tests for patterns with at most one ``%`` (and ``%x%``), a
+        precompiled linear matcher otherwise."""
         segments = like_module._segments(pattern, escape)
-        if all(None not in seg for seg in segments):
-            texts = ["".join(seg) for seg in segments]  # type: ignore[arg-type]
-            if len(texts) == 1:
-                return f"{subject} == {self.const(texts[0])}"
-            if len(texts) == 2 and not texts[1]:
-                return f"{subject}.startswith({self.const(texts[0])})"
-            if len(texts) == 2 and not texts[0]:
-                return f"{subject}.endswith({self.const(texts[1])})"
-            if len(texts) == 3 and not texts[0] and not texts[2]:
-                return f"{self.const(texts[1])} in {subject}"
-        matcher = self.hoist("like", like_module.compile_like(pattern, escape))
-        return f"{matcher}({subject})"
+        if len(segments) == 3 and not segments[0] and not segments[2] \
+                and segments[1] and None not in segments[1]:
+            return f"{self.const(''.join(segments[1]))} in {subject}"  # type: ignore[arg-type]
+        if len(segments) > 2:
+            return f"{self.hoist('like', like_module.compile_like(pattern, escape))}({subject})"
+        head, tail = segments[0], (segments[1] if len(segments) == 2 else None)
+        checks = []
+        if tail is None:
+            if None in head:
+                checks.append(f"len({subject}) == {len(head)}")
+            else:
+                return f"{subject} == {self.const(''.join(head))}"  # type: ignore[arg-type]
+        elif None in head or None in tail:
+            checks.append(f"len({subject}) >= {len(head) + len(tail)}")
+        checks += self._anchored_runs(subject, head, from_end=False)
+        if tail:
+            checks += self._anchored_runs(subject, tail, from_end=True)
+        return " and ".join(checks) or "True"
+
+    def _anchored_runs(self, subject: str, segment: list, from_end: bool) -> list[str]:
+        """Tests for the literal runs of a segment anchored at the start or end
+        (``None`` in a segment is ``_``: any one character, only counted)."""
+        runs, run, start = [], [], 0
+        for offset, char in enumerate(segment + [None]):
+            if char is None:
+                if run:
+                    runs.append((start, "".join(run)))
+                run, start = [], offset + 1
+            else:
+                run.append(char)
+        tests = []
+        for offset, text in runs:
+            literal = self.const(text)
+            if not from_end:
+                tests.append(f"{subject}.startswith({literal}, {offset})" if offset
+                             else f"{subject}.startswith({literal})")
+                continue
+            after = len(segment) - offset - len(text)
+            tests.append(f"{subject}.endswith({literal}, 0, len({subject}) - {after})" if after
+                         else f"{subject}.endswith({literal})")
+        return tests
 
 
-def _int_guard(node: ast.Node, expr: str) -> str | bool:
-    """A test that ``expr`` holds an integer; True/False when its type is static."""
-    if isinstance(node, ast.Literal):
-        return node.typ == "int"
-    return f"{expr}.__class__ in _INTS"
+# Predicates whose value is always True or False, never NULL.
+_NEVER_NULL = (ast.Exists, ast.IsNull)
+
+_CLASS_TESTS = {"int": ("{}.__class__ in _INTS", ("int",)),
+                "num": ("{}.__class__ in _NUMS", ("int", "float"))}
+
+
+def _guards(*tests: tuple[str, ast.Node, str]) -> str:
+    """A Python test that every operand is of its class group ('int': an integer
+    type, 'num': an integer type or float); '' if a constant operand rules it out."""
+    parts = []
+    for group, node, expr in tests:
+        template, literal_types = _CLASS_TESTS[group]
+        if isinstance(node, ast.Literal):
+            if node.typ not in literal_types or (node.typ == "float"
+                                                 and not math.isfinite(node.value)):
+                return ""
+            continue
+        parts.append(template.format(expr))
+    return " and ".join(parts) or "True"
+
+
+def _count(node: ast.Node, minimum: int) -> int | None:
+    """A constant integer argument at least ``minimum``, else None."""
+    if isinstance(node, ast.Literal) and node.typ == "int" and node.value >= minimum:
+        return node.value
+    return None
+
+
+def _string_function(node: ast.Call, args: list[str]) -> str | None:
+    """Inline Python for a string function whose other arguments are constants
+    that cannot fail; None when the runtime function must do it."""
+    if not args or isinstance(node.args[0], ast.Literal):
+        return None  # constant subjects were folded unless they fail: leave that to the runtime
+    subject, rest = args[0], node.args[1:]
+    if node.name in ("LOWER", "UPPER") and not rest:
+        return f"{subject}.{node.name.lower()}()"
+    if node.name == "LEFT" and _count(rest[0], 0) is not None:
+        return f"{subject}[:{_count(rest[0], 0)}]"
+    if node.name == "RIGHT" and _count(rest[0], 0) is not None:
+        n = _count(rest[0], 0)
+        return f"{subject}[-{n}:]" if n else "''"
+    if node.name == "SUBSTRING" and _count(rest[0], 1) is not None:
+        start = _count(rest[0], 1) - 1  # type: ignore[operator]
+        if len(rest) == 1:
+            return f"{subject}[{start}:]"
+        count = _count(rest[1], 0)
+        if count is not None:
+            return f"{subject}[{start}:{start + count}]"
+    return None
