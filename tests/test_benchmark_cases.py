@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import filtex  # noqa: E402
-from benchmarks.__main__ import reference_function  # noqa: E402
+from benchmarks.suite import reference_function  # noqa: E402
 from benchmarks.cases import CASES, make_messages  # noqa: E402
 
 MESSAGES = make_messages()

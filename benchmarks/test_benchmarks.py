@@ -1,0 +1,45 @@
+"""pytest-benchmark suite: ``python -m pytest benchmarks --benchmark-enable``.
+
+Each filter is one group with three members (compiled, hand-written,
+reference), so pytest-benchmark's group table shows them side by side; one
+round evaluates the filter on every benchmark message.
+"""
+from __future__ import annotations
+
+import pytest
+
+import filtex
+from benchmarks.cases import CASES, make_messages
+from benchmarks.suite import LONG_FILTER, reference_function
+from filtex import compiler
+
+MESSAGES = make_messages()
+
+
+def _sweep(fn):
+    def run():
+        for message in MESSAGES:
+            fn(message)
+    return run
+
+
+@pytest.mark.parametrize("variant", ["compiled", "hand", "reference"])
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_evaluate(benchmark, case, variant):
+    fn = {"compiled": lambda: filtex.compile_sql(case.sql).evaluate,
+          "hand": lambda: case.hand,
+          "reference": lambda: reference_function(case.sql)}[variant]()
+    benchmark.group = case.name
+    benchmark.extra_info["messages"] = len(MESSAGES)
+    benchmark(_sweep(fn))
+
+
+def test_compile_cold(benchmark):
+    benchmark.group = "compile"
+    benchmark(compiler._compile_sql_cached.__wrapped__, LONG_FILTER, "amqp")
+
+
+def test_compile_cache_hit(benchmark):
+    benchmark.group = "compile"
+    filtex.compile_sql(LONG_FILTER)
+    benchmark(filtex.compile_sql, LONG_FILTER)
