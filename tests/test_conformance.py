@@ -42,7 +42,7 @@ def compile_case(case: dict) -> filtex.Filter:
     return filtex.compile_sql(case["filter"]["sql"], case["dialect"])
 
 
-@pytest.mark.parametrize("case", _params())
+@pytest.mark.parametrize("case", list(_params()))
 def test_case(case: dict) -> None:
     if case["expect"] == "invalid":
         with pytest.raises(filtex.FilterError) as raised:
