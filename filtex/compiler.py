@@ -23,13 +23,15 @@ CACHE_SIZE = 4096
 
 def compile_sql(text: str, dialect: str = "amqp") -> Filter:
     """Compile an SQL filter expression; raises ``FilterError`` if it cannot be."""
+    if not isinstance(text, str):
+        raise FilterError(f"an SQL filter is a string, not {type(text).__name__}")
+    if not isinstance(dialect, str):
+        raise FilterError(f"a dialect is named by a string, not {type(dialect).__name__}")
     return _compile_sql_cached(text, dialect)
 
 
 @lru_cache(maxsize=CACHE_SIZE)
 def _compile_sql_cached(text: str, dialect: str) -> Filter:
-    if not isinstance(text, str):
-        raise FilterError(f"an SQL filter is a string, not {type(text).__name__}")
     rules = get_dialect(dialect)
     try:
         tree = Checker(rules).check(parse(text, rules))

@@ -96,8 +96,10 @@ def test_unknown_dialect_and_non_string_text():
     with pytest.raises(FilterError) as raised:
         filtex.compile_sql("a = 1", "mysql")
     assert "unknown SQL dialect 'mysql'" in str(raised.value)
-    with pytest.raises(FilterError):
-        filtex.compile_sql(b"a = 1")  # type: ignore[arg-type]
+    for text, dialect in ((b"a = 1", "amqp"), (["a = 1"], "amqp"), (None, "amqp"),
+                          ("a = 1", ["amqp"]), ("a = 1", None)):
+        with pytest.raises(FilterError):
+            filtex.compile_sql(text, dialect)  # type: ignore[arg-type]
 
 
 def test_limits_refuse_pathological_nesting():
