@@ -19,8 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.cases import CASES, make_messages  # noqa: E402
-from benchmarks.suite import LONG_FILTER, compile_microseconds, measure_case  # noqa: E402
+from benchmarks.cases import CASES, PROPERTY_CASES, make_messages  # noqa: E402
+from benchmarks.suite import (LONG_FILTER, compile_microseconds, measure_case,  # noqa: E402
+                              measure_property_case)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,6 +45,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nsuite median: compiled/hand {statistics.median(to_hand):.2f}x, "
           f"reference/compiled {statistics.median(speedups):.1f}x "
           f"(worst compiled/hand {max(to_hand):.2f}x)")
+    print("\nProperty filters (filtex section 4) against the same selection as SQL:\n")
+    header = (f"| {'filter':<18} | {'property ns':>11} | {'hand ns':>8} | {'SQL ns':>8} "
+              f"| {'property/hand':>13} | {'SQL/property':>12} |")
+    print(header)
+    print("|" + "|".join("-" * (len(c)) for c in header.split("|")[1:-1]) + "|")
+    for case in PROPERTY_CASES:
+        t = measure_property_case(case, messages, args.rounds, args.loops)
+        print(f"| {case.name:<18} | {t['property']:>11.0f} | {t['hand']:>8.0f} "
+              f"| {t['sql']:>8.0f} | {t['property'] / t['hand']:>12.2f}x "
+              f"| {t['sql'] / t['property']:>11.1f}x |")
     cold, hit = compile_microseconds()
     print(f"compile {len(LONG_FILTER)}-character filter: {cold:.0f} us cold, "
           f"{hit:.2f} us cache hit")

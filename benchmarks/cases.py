@@ -296,6 +296,57 @@ CASES = [
 ]
 
 
+def hand_property_app(m):
+    ap = m.application_properties
+    v = ap.get("order_type")
+    if not (isinstance(v, str) and v == "premium"):
+        return False
+    v = ap.get("customer_region")
+    if not (isinstance(v, str) and v.startswith("EU-")):
+        return False
+    v = ap.get("quantity")
+    if v.__class__ in _INTS:
+        return v == 5
+    return v.__class__ is float and v == 5.0
+
+
+def hand_property_props(m):
+    p = m.properties
+    v = p.get("subject")
+    if not (isinstance(v, str) and v.startswith("order.")):
+        return False
+    v = p.get("content-type")
+    if not (isinstance(v, str) and v == "application/json"):
+        return False
+    v = p.get("to")
+    return isinstance(v, str) and v.endswith("/eu")
+
+
+@dataclass(frozen=True)
+class PropertyCase:
+    """A property filter, the SQL filter that selects the same messages when
+    the fields are present and well-typed, and a hand-written function."""
+    name: str
+    filter: tuple
+    sql: str
+    hand: Callable[[Message], bool | None]
+
+
+PROPERTY_CASES = [
+    PropertyCase("app-properties-3",
+                 ("amqp:application-properties-filter",
+                  {"order_type": "premium", "customer_region": "&p:EU-", "quantity": uint(5)}),
+                 "order_type = 'premium' AND customer_region LIKE 'EU-%' AND quantity = 5",
+                 hand_property_app),
+    PropertyCase("properties-3",
+                 ("amqp:properties-filter",
+                  {"subject": "&p:order.", "content-type": symbol("application/json"),
+                   "to": "&s:/eu"}),
+                 "p.subject LIKE 'order.%' AND p.content_type = 'application/json' AND "
+                 "p.[to] LIKE '%/eu'", hand_property_props),
+]
+
+
 def make_messages(count: int = 256, seed: int = 7) -> list[Message]:
     """A fixed mix of order messages: matching, not matching, fields missing."""
     rng = random.Random(seed)
@@ -310,7 +361,7 @@ def make_messages(count: int = 256, seed: int = 7) -> list[Message]:
             "cancelled": rng.random() < 0.2,
             "sku": rng.choice(["ABC-123-XY", "ABC-9-XZ", "DEF-1-XY", "ABC-77-YY"]),
             "customer": rng.choice(["ACME", "acme", "Initech", "test-corp", "Globex"]),
-            "quantity": uint(rng.randint(1, 40)),
+            "quantity": uint(rng.choice([5, 5, rng.randint(1, 40)])),
             "price": rng.choice([rng.uniform(1, 500), rng.randint(1, 500)]),
             "discount": rng.choice([0, 5, 12.5]),
         }
@@ -326,6 +377,7 @@ def make_messages(count: int = 256, seed: int = 7) -> list[Message]:
         properties = {
             "message-id": uuid.UUID(int=rng.getrandbits(128)),
             "subject": rng.choice(["order.created", "order.shipped", "order.cancelled"]),
+            "to": rng.choice(["/orders/eu", "/orders/us"]),
             "content-type": symbol(rng.choice(["application/json", "text/plain"])),
             "creation-time": timestamp(_T0 + rng.randint(-3_600_000, 3_600_000)),
         }

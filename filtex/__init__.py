@@ -7,11 +7,13 @@
 True
 """
 from .compiler import cache_clear, compile_sql
+from .described import compile_filter, compile_filter_set
+from .descriptors import capabilities
 from .errors import EvaluationFailure, FilterError
 from .filter import Filter, Outcome
 from .message import Message
 from .typed_json import message_from_json, value_from_json
 
-__all__ = ["compile_sql", "cache_clear", "Filter", "Outcome", "FilterError",
+__all__ = ["compile_sql", "compile_filter", "compile_filter_set", "capabilities", "cache_clear", "Filter", "Outcome", "FilterError",
            "EvaluationFailure", "Message", "message_from_json", "value_from_json"]
 __version__ = "0.1.0"

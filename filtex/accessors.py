@@ -40,5 +40,9 @@ class MessageAccessor:
             return f"{section_var}.get({key_literal(key)}) is not None"
         return f"{key_literal(key)} in {section_var}"
 
+    def connection(self) -> str:
+        """Expression for the id of the connection the message arrived on."""
+        return "message.connection"
+
 
 MESSAGE = MessageAccessor()

@@ -62,7 +62,7 @@ def load(source: str, namespace: dict, identity: str):
     exec(compile(source, filename, "exec"), scope)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     evaluate = scope["evaluate"]
-    matches = types.FunctionType(evaluate.__code__, scope, "matches", (True,))
+    matches = types.FunctionType(evaluate.__code__, scope, "matches", (True, None))
     return evaluate, matches
 
 

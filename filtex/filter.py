@@ -37,20 +37,23 @@ class Filter:
         self.matches = matches
         self.tree = tree
 
-    def outcome(self, message: Any) -> Outcome:
+    def outcome(self, message: Any, receiving_connection: Any = None) -> Outcome:
         """The result for ``message``, with the failure reason if evaluation failed."""
         try:
-            return Outcome(self.evaluate(message, False))
+            return Outcome(self.evaluate(message, False, receiving_connection))
         except EvaluationFailure as failure:
             return Outcome(None, failure.reason)
         except Exception as exc:  # a malformed message: unknown, never a crash
             return Outcome(None, f"malformed message: {type(exc).__name__}: {exc}")
 
     def __reduce__(self):
-        from .compiler import compile_sql
         if self.kind == "sql":
+            from .compiler import compile_sql
             return (compile_sql, (self.text, self.dialect))
-        raise TypeError(f"{self.kind} filters are not picklable yet")
+        from .described import compile_filter, compile_filter_set
+        if self.kind == "filter-set":
+            return (compile_filter_set, (dict(self.text[1]), self.dialect))
+        return (compile_filter, (self.text, self.dialect))
 
     def __repr__(self) -> str:
         return f"<Filter {self.kind} {self.dialect} {str(self.text)[:60]!r}>"

@@ -25,7 +25,7 @@ from .. import like as like_module
 from .. import runtime
 from ..accessors import MESSAGE, MessageAccessor
 from ..errors import EvaluationFailure
-from ..values import INT_CLASSES
+from ..values import FLOAT_CLASSES, INT_CLASSES
 from . import ast
 
 _MIRROR = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -34,6 +34,7 @@ _PY_OP = {"=": "==", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 BASE_NAMESPACE = {
     "_Failure": EvaluationFailure, "_INTS": INT_CLASSES, "_NAN": math.nan,
     "_INTS_TS": INT_CLASSES | {timestamp}, "_NUMS": INT_CLASSES | {float},
+    "_FLOATS": FLOAT_CLASSES, "_NUMS_F": INT_CLASSES | FLOAT_CLASSES,
     "_Decimal": Decimal,
     "_compare": runtime.compare, "_arith": runtime.arith, "_negate": runtime.negate,
     "_plus": runtime.plus, "_predicate": runtime.predicate, "_in": runtime.in_values,
@@ -101,17 +102,22 @@ class CodeGenerator:
     # --- entry point -----------------------------------------------------------------
 
     def generate(self, tree: ast.Node) -> str:
-        """Source of ``evaluate(message, _mode=None)``.
+        """Source of the filter function for a checked SQL tree."""
+        self.depth = 2
+        return self.function(self.condition(tree))
+
+    def function(self, result: str) -> str:
+        """Source of ``evaluate(message, _mode=None, receiving_connection=None)``
+        returning ``result`` after the emitted statements.
 
         One code object serves three functions that differ only in the default
         of ``_mode`` (see ``compiler.load``): ``None`` returns True/False/None,
         ``True`` returns a plain bool (``matches``), ``False`` lets the failure
-        propagate (``Filter.outcome`` reads its reason).
+        propagate (``Filter.outcome`` reads its reason). ``receiving_connection``
+        is the connection of the link the message goes to (no-local filters).
         """
-        self.depth = 2
-        result = self.condition(tree)
         return "\n".join(
-            ["def evaluate(message, _mode=None):", "    try:"]
+            ["def evaluate(message, _mode=None, receiving_connection=None):", "    try:"]
             + ["        " + line for line in self.prologue] + self.lines
             + [f"        return ({result} is True) if _mode is True else {result}",
                "    except Exception:",

@@ -1,0 +1,331 @@
+"""Described filters and filter sets: every filter type of the specifications,
+from whatever form a Python user holds it in, compiled to generated functions.
+
+Forms accepted: a ``proton.Described``; a ``(descriptor, value)`` pair; the
+conformance format's JSON object (``{"described": NAME | "code": CODE,
+"value": TYPED}``, group members nested as such objects); an already compiled
+``Filter``. A filter set (a source's ``filter`` field) is a mapping of names
+to filters, a ``proton.Data`` holding one, or a ``proton.Terminus``'s filter.
+
+Groups use SQL's three-valued logic (all = AND, any = OR, not = NOT any): a
+member that is unknown makes ``all`` unknown unless another member is false.
+A member whose evaluation *fails* makes the whole group unknown with that
+member's reason; members are evaluated in order.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from proton import Array, Data, Described
+
+from . import descriptors
+from .compiler import compile_sql, load
+from .errors import FilterError
+from .filter import Filter
+from .message import HEADER_DEFAULTS
+from .property_filters import check_entries, match_value, string_rule
+from .sql import ast
+from .sql.codegen import CodeGenerator
+from .topic import compile_topic
+from .typed_json import value_from_json
+from .values import FLOAT_CLASSES, INT_CLASSES, kind_of
+
+MAX_GROUP_DEPTH = 32
+MAX_GROUP_MEMBERS = 1024
+_GROUPS = ("all", "any", "none", "not")
+_SYMBOL_KEYED = ("delivery_annotations", "message_annotations", "footer")
+
+
+def _invalid(problem: str) -> FilterError:
+    return FilterError(problem, condition="amqp:invalid-field")
+
+
+# --- input forms -----------------------------------------------------------------------
+
+def _from_json(obj: Mapping) -> tuple[descriptors.FilterType, Any]:
+    if "described" in obj:
+        ftype = descriptors.lookup(obj["described"])
+    elif "code" in obj:
+        ftype = descriptors.lookup(descriptors.parse_code(obj["code"]))
+    else:
+        raise _invalid(f"a filter object names 'described' or 'code': {obj!r:.80}")
+    raw = obj.get("value")
+    if ftype.kind in _GROUPS:
+        return ftype, raw  # members are filter objects themselves
+    return ftype, value_from_json(raw, symbol_keys=ftype.section in _SYMBOL_KEYED)
+
+
+def normalize(f: Any) -> tuple[descriptors.FilterType, Any]:
+    """(filter type, value) of a filter in any accepted form."""
+    if isinstance(f, Described):
+        return descriptors.lookup(f.descriptor), f.value
+    if isinstance(f, tuple) and len(f) == 2:
+        return descriptors.lookup(f[0]), f[1]
+    if isinstance(f, Mapping) and ("described" in f or "code" in f):
+        return _from_json(f)
+    raise _invalid(f"not a filter: {f!r:.80} (expected proton.Described, (descriptor, value) "
+                   "or a filter object)")
+
+
+def _canonical(ftype: descriptors.FilterType, value: Any) -> tuple:
+    """A picklable, re-compilable form: (descriptor symbol, value)."""
+    return (str(ftype.name), value)
+
+
+# --- compilation -----------------------------------------------------------------------
+
+def compile_filter(f: Any, dialect: str = "amqp") -> Filter:
+    """Compile one filter of any type filtex knows; ``FilterError`` otherwise
+    (``condition`` ``amqp:not-implemented`` for an unknown descriptor)."""
+    if isinstance(f, Filter):
+        return f
+    return _compile(f, dialect, 0)
+
+
+def _compile(f: Any, dialect: str, depth: int) -> Filter:
+    if isinstance(f, Filter):
+        return f
+    if depth > MAX_GROUP_DEPTH:
+        raise _invalid(f"group filters nested more than {MAX_GROUP_DEPTH} deep")
+    ftype, value = normalize(f)
+    if isinstance(value, Described):
+        value = value.value
+    kind = ftype.kind
+    if kind == "sql":
+        return compile_sql(_text(value, ftype), dialect)
+    if kind == "selector":
+        return compile_sql(_text(value, ftype), "jms")
+    generator = _Generator()
+    members: list[Filter] = []
+    if kind in _GROUPS:
+        items = _members(value, ftype)
+        members = [_compile(m, dialect, depth + 1) for m in items]
+        result = generator.group(kind, members)
+        text = (str(ftype.name), [_member_text(m) for m in members])
+    else:
+        result = generator.simple(ftype, value)
+        text = _canonical(ftype, value)
+    source = generator.function(result)
+    evaluate, matches = load(source, generator.namespace, f"{ftype.name}:{text!r}")
+    return Filter(text, dialect, ftype.name, source, evaluate, matches, tuple(members))
+
+
+def _member_text(member: Filter) -> Any:
+    if member.kind == "sql":
+        name = "apache.org:selector-filter:string" if member.dialect == "jms" \
+            else "amqp:sql-filter"
+        return (name, member.text)
+    return member.text
+
+
+def _text(value: Any, ftype: descriptors.FilterType) -> str:
+    if not isinstance(value, str):
+        raise _invalid(f"{ftype.name} holds a string, not {type(value).__name__}")
+    return str(value)
+
+
+def _members(value: Any, ftype: descriptors.FilterType) -> list:
+    if ftype.kind == "not" and not isinstance(value, (list, tuple, Array)):
+        value = [value]  # the Apache not-filter is a composite with one field
+    if isinstance(value, Array):
+        value = value.elements
+    if not isinstance(value, (list, tuple)):
+        raise _invalid(f"{ftype.name} holds a list of filters, not {type(value).__name__}")
+    if not value:
+        raise _invalid(f"{ftype.name} needs at least one filter")
+    if ftype.kind == "not" and len(value) != 1:
+        raise _invalid(f"{ftype.name} negates exactly one filter, not {len(value)}")
+    if len(value) > MAX_GROUP_MEMBERS:
+        raise _invalid(f"{ftype.name} has more than {MAX_GROUP_MEMBERS} filters")
+    return list(value)
+
+
+def compile_filter_set(filters: Any, dialect: str = "amqp") -> Filter:
+    """A source's filter set: a message passes when every member matches."""
+    if isinstance(filters, Data):
+        filters = _data_object(filters)
+    elif hasattr(filters, "filter") and isinstance(getattr(filters, "filter"), Data):
+        filters = _data_object(filters.filter)
+    if isinstance(filters, Described):
+        filters = filters.value
+    if filters is None:
+        filters = {}
+    if not isinstance(filters, Mapping):
+        raise _invalid(f"a filter set is a map of names to filters, not "
+                       f"{type(filters).__name__}")
+    members = [_compile(f, dialect, 1) for f in filters.values()]
+    generator = _Generator()
+    result = generator.group("all", members) if members else "True"
+    text = ("filter-set", {str(k): _member_text(m) for k, m in zip(filters, members)})
+    source = generator.function(result)
+    evaluate, matches = load(source, generator.namespace, f"set:{text!r}")
+    return Filter(text, dialect, "filter-set", source, evaluate, matches, tuple(members))
+
+
+def _data_object(data: Data) -> Any:
+    data.rewind()
+    if not data.next():
+        return {}
+    return data.get_object()
+
+
+# --- code generation ------------------------------------------------------------------------
+
+class _Generator(CodeGenerator):
+    """Statements for non-SQL filters, on the SQL generator's plumbing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 2
+
+    def group(self, kind: str, members: list[Filter]) -> str:
+        values = []
+        for member in members:
+            fn = self.hoist("member", member.evaluate)
+            var = self.temp()
+            # explain mode: a member's failure propagates, with its reason, and ends the group
+            self.emit(f"{var} = {fn}(message, False, receiving_connection)")
+            values.append(var)
+        if kind == "all":
+            return self._junction_values(values, "False", "True")
+        combined = self._junction_values(values, "True", "False")
+        if kind == "any":
+            return combined
+        var = self.temp()  # amqp:not-filter (none of them) and apache.org:not-filter
+        self.emit(f"{var} = None if {combined} is None else not {combined}")
+        return var
+
+    def _junction_values(self, values: list[str], decisive: str, neutral: str) -> str:
+        if len(values) == 1:
+            return values[0]
+        var = self.temp()
+        any_decisive = " or ".join(f"{v} is {decisive}" for v in values)
+        any_null = " or ".join(f"{v} is None" for v in values)
+        self.emit(f"{var} = {decisive} if {any_decisive} else "
+                  f"(None if {any_null} else {neutral})")
+        return var
+
+    def simple(self, ftype: descriptors.FilterType, value: Any) -> str:
+        kind = ftype.kind
+        if kind in ("true", "false"):
+            if value is not None and not isinstance(value, bool):
+                raise _invalid(f"{ftype.name} holds a boolean, not {type(value).__name__}")
+            return repr(kind == "true")
+        if kind == "property":
+            return self.property_filter(ftype.section, check_entries(ftype.section, value))
+        if kind == "direct":
+            return self.direct(_text(value, ftype))
+        if kind == "topic":
+            matcher = self.hoist("topic", compile_topic(_text(value, ftype)))
+            subject = self.field_read("properties", "subject")
+            var = self.temp()
+            self.emit(f"{var} = {matcher}({subject})")
+            return var
+        if kind == "headers":
+            return self.headers(value, ftype)
+        if kind == "no-local":
+            return self.no_local()
+        raise FilterError(f"filter type {ftype.name} is not implemented",
+                          condition="amqp:not-implemented")
+
+    def field_read(self, section: str, key: Any, default: Any = None) -> str:
+        return self.gen_Field(ast.Field(section=section, key=key, default=default))
+
+    # property filters -------------------------------------------------------------------
+
+    def property_filter(self, section: str, entries: list[tuple[Any, Any]]) -> str:
+        """One short-circuit expression: each entry's field is read only if the
+        entries before it matched, as a hand-written early-exit function would."""
+        tests = []
+        section_var = self.section(section)
+        for key, ref in entries:
+            if ref is None:
+                continue  # a null reference matches whatever is there
+            value = self.temp()
+            read = self.accessor.field(section, section_var, key)
+            default = HEADER_DEFAULTS.get(key) if section == "header" else None
+            if default is not None:
+                read = f"_v if (_v := {read}) is not None else {self.const(default)}"
+            tests.append(self.match_expression(f"({value} := {read})", ref, value))
+        if not tests:
+            return "True"
+        var = self.temp()
+        self.emit(f"{var} = {' and '.join(f'({t})' for t in tests)}")
+        return var
+
+    def match_expression(self, first: str, ref: Any, value: str) -> str:
+        """A Python expression: does the value match the reference (4.1)?
+        ``first`` is the expression for the value's first use (it assigns
+        ``value``), later uses are ``value``."""
+        kind = kind_of(ref)
+        if kind == "string":
+            rule, text = string_rule(ref)
+            literal = self.const(text)
+            test = {"eq": f"{value} == {literal}", "prefix": f"{value}.startswith({literal})",
+                    "suffix": f"{value}.endswith({literal})"}[rule]
+            return f"isinstance({first}, str) and {test}"
+        if ref.__class__ in INT_CLASSES:
+            as_float = self.const(float(ref))
+            return (f"({value} == {int(ref)} if {first}.__class__ in _INTS else "
+                    f"({value}.__class__ in _FLOATS and float({value}) == {as_float}))")
+        if ref.__class__ in FLOAT_CLASSES:
+            as_float = self.const(float(ref))
+            return f"{first}.__class__ in _NUMS_F and float({value}) == {as_float}"
+        if ref is True or ref is False:
+            return f"{first} is {ref!r}"
+        self.namespace["_match_value"] = match_value
+        return f"_match_value({first}, {self.hoist('ref', ref)})"
+
+    # Apache exchange and JMS filters ----------------------------------------------------------
+
+    def direct(self, key: str) -> str:
+        subject = self.field_read("properties", "subject")
+        var = self.temp()
+        self.emit(f"{var} = isinstance({subject}, str) and {subject} == {self.const(key)}")
+        return var
+
+    def headers(self, value: Any, ftype: descriptors.FilterType) -> str:
+        if not isinstance(value, Mapping):
+            raise _invalid(f"{ftype.name} holds a map, not {type(value).__name__}")
+        mode = value.get("x-match", "all")
+        if not isinstance(mode, str) or str(mode) not in ("all", "any"):
+            raise _invalid(f"x-match must be the symbol any or all, not {mode!r}")
+        tests = []
+        for key, ref in value.items():
+            if not isinstance(key, str):
+                raise _invalid(f"{ftype.name} keys are strings, not {key!r}")
+            if str(key).startswith("x-"):
+                continue
+            if isinstance(ref, (Mapping, list, tuple, Array)):
+                raise _invalid(f"{ftype.name} values are simple types, not "
+                               f"{type(ref).__name__}")
+            section = self.section("application_properties")
+            literal = self.const(str(key))
+            if ref is None:
+                tests.append(f"{literal} in {section}")
+                continue
+            entry = self.field_read("application_properties", str(key))
+            self.namespace["_same_value"] = same_value
+            tests.append(f"_same_value({entry}, {self.hoist('ref', ref)})")
+        var = self.temp()
+        if not tests:
+            self.emit(f"{var} = {str(mode) == 'all'}")
+        else:
+            joiner = " and " if str(mode) == "all" else " or "
+            self.emit(f"{var} = {joiner.join(f'({t})' for t in tests)}")
+        return var
+
+    def no_local(self) -> str:
+        var = self.temp()
+        self.emit("if receiving_connection is None:")
+        self.emit("    raise _Failure('the no-local filter needs the receiving connection')")
+        self.emit(f"{var} = {self.accessor.connection()} != receiving_connection")
+        return var
+
+
+def same_value(value: Any, ref: Any) -> bool:
+    """Legacy headers binding: same type (string and symbol alike) and value."""
+    return value is not None and kind_of(value) == kind_of(ref) and value == ref
+
+
+__all__ = ["compile_filter", "compile_filter_set", "normalize"]

@@ -1,0 +1,169 @@
+"""Property filters (filtex section 4): a map of reference values matched
+against one message section, compiled to one generated function.
+
+``match_value`` is the complete matching rule set (4.1), used for nested and
+unusual references; the generator inlines the common cases (strings with the
+``&s:``/``&p:``/``&&`` modifiers, integers, floats, booleans). Entries are
+checked when the filter is defined: header and properties entries must be
+well-known fields with values of the field's type.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from proton import Array, Described, symbol, ulong
+
+from .errors import FilterError
+from .message import HEADER_FIELDS, PROPERTIES_FIELDS
+from .values import (BINARY, BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, UUID, decimal_value,
+                     kind_of)
+
+
+def _invalid(problem: str) -> FilterError:
+    return FilterError(problem, condition="amqp:invalid-field")
+
+
+# --- the matching rules -------------------------------------------------------------
+
+def string_rule(ref: Any) -> tuple[str, str]:
+    """(rule, text) of a string reference: ``eq``, ``prefix`` or ``suffix``.
+
+    Modifiers apply to string references only (a symbol is matched as is)."""
+    text = str(ref)
+    if ref.__class__ is symbol or not text.startswith("&"):
+        return "eq", text
+    if text.startswith("&&"):
+        return "eq", text[1:]
+    if text.startswith("&p:"):
+        return "prefix", text[3:]
+    if text.startswith("&s:"):
+        return "suffix", text[3:]
+    raise _invalid(f"unknown string modifier in {text[:20]!r} (use &p:, &s:, or && for a "
+                   "leading &)")
+
+
+def match_value(value: Any, ref: Any) -> bool:
+    """Does a message value match a reference value (filtex 4.1)?"""
+    if ref is None:
+        return True
+    if value is None:
+        return False
+    rk, vk = kind_of(ref), kind_of(value)
+    if rk == STRING:
+        if vk != STRING:
+            return False
+        rule, text = string_rule(ref)
+        value = str(value)
+        return (value == text if rule == "eq" else
+                value.startswith(text) if rule == "prefix" else value.endswith(text))
+    if rk == INT:
+        return (vk == INT and int(value) == int(ref)) or (vk == FLOAT and
+                                                          float(value) == float(ref))
+    if rk == FLOAT:
+        return vk in (INT, FLOAT) and float(value) == float(ref)
+    if rk == DECIMAL:
+        return vk == DECIMAL and decimal_value(value) == decimal_value(ref)
+    if rk == BOOL:
+        return value is ref or (vk == BOOL and bool(value) == bool(ref))
+    if rk in (TIMESTAMP, BINARY, UUID):
+        return vk == rk and value == ref
+    if isinstance(ref, Described):
+        return (isinstance(value, Described) and value.descriptor == ref.descriptor
+                and match_value(value.value, ref.value))
+    if isinstance(value, Described):
+        return False
+    if isinstance(ref, Mapping):
+        if not isinstance(value, Mapping):
+            return False
+        return all(r is None or (k in value and match_value(value[k], r))
+                   for k, r in ref.items())
+    if isinstance(ref, Array):
+        items = value.elements if isinstance(value, Array) else None
+        return (items is not None and len(items) == len(ref.elements)
+                and all(map(match_value, items, ref.elements)))
+    if isinstance(ref, (list, tuple)):
+        if not isinstance(value, (list, tuple)):
+            return False
+        return len(value) >= len(ref) and all(map(match_value, value, ref))
+    return False
+
+
+# --- definitional checks ------------------------------------------------------------------
+
+_INTEGER_RANGES = {"ubyte": (0, 0xFF), "uint": (0, 0xFFFFFFFF)}
+# Field -> the kinds a reference may have, and for integers the type's range.
+FIELD_TYPES = {
+    "header": {"durable": ("bool",), "priority": ("ubyte",), "ttl": ("uint",),
+               "first-acquirer": ("bool",), "delivery-count": ("uint",)},
+    "properties": {
+        "message-id": ("ulong", UUID, BINARY, STRING), "user-id": (BINARY,),
+        "to": (STRING,), "subject": (STRING,), "reply-to": (STRING,),
+        "correlation-id": ("ulong", UUID, BINARY, STRING), "content-type": (STRING,),
+        "content-encoding": (STRING,), "absolute-expiry-time": (TIMESTAMP,),
+        "creation-time": (TIMESTAMP,), "group-id": (STRING,), "group-sequence": ("uint",),
+        "reply-to-group-id": (STRING,)},
+}
+assert set(FIELD_TYPES["header"]) == set(HEADER_FIELDS)
+assert set(FIELD_TYPES["properties"]) == set(PROPERTIES_FIELDS)
+
+
+def _fits(ref: Any, allowed: tuple) -> bool:
+    kind = kind_of(ref)
+    for option in allowed:
+        if option == "bool" and kind == BOOL:
+            return True
+        if option in _INTEGER_RANGES and kind == INT:
+            low, high = _INTEGER_RANGES[option]
+            return low <= int(ref) <= high
+        if option == "ulong" and kind == INT and 0 <= int(ref) < 1 << 64:
+            return True
+        if option == kind:
+            return True
+    return False
+
+
+def _check_modifiers(ref: Any) -> None:
+    if kind_of(ref) == STRING:
+        string_rule(ref)
+    elif isinstance(ref, Described):
+        _check_modifiers(ref.value)
+    elif isinstance(ref, Mapping):
+        for item in ref.values():
+            _check_modifiers(item)
+    elif isinstance(ref, (list, tuple)):
+        for item in ref:
+            _check_modifiers(item)
+    elif isinstance(ref, Array):
+        for item in ref.elements:
+            _check_modifiers(item)
+
+
+def check_entries(section: str, entries: Any) -> list[tuple[Any, Any]]:
+    """The filter's (key, reference) pairs, checked; FilterError if any is invalid."""
+    if isinstance(entries, Described):
+        entries = entries.value
+    if not isinstance(entries, Mapping):
+        raise _invalid(f"a {section} filter is a map, not {type(entries).__name__}")
+    checked = []
+    for key, ref in entries.items():
+        if section in FIELD_TYPES:
+            if not isinstance(key, str) or str(key) not in FIELD_TYPES[section]:
+                raise _invalid(f"{key!r} is not a field of the {section} section")
+            key = str(key)
+            if ref is not None and not _fits(ref, FIELD_TYPES[section][key]):
+                raise _invalid(f"{section} field {key!r} cannot hold {type(ref).__name__} "
+                               f"{ref!r}")
+        elif section == "application_properties":
+            if key.__class__ is not str and not (isinstance(key, str) and
+                                                  key.__class__ is not symbol):
+                raise _invalid(f"application-properties keys are strings, not "
+                               f"{type(key).__name__} {key!r}")
+            if isinstance(ref, (Mapping, list, tuple, Array)):
+                raise _invalid(f"application property {key!r}: values are simple types, "
+                               f"not {type(ref).__name__}")
+        elif not (isinstance(key, str) or isinstance(key, ulong)):
+            raise _invalid(f"{section} keys are symbols or ulongs, not {key!r}")
+        _check_modifiers(ref)
+        checked.append((key, ref))
+    return checked
+
