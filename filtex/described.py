@@ -28,7 +28,7 @@ from .sql import ast
 from .sql.codegen import CodeGenerator
 from .topic import compile_topic
 from .typed_json import value_from_json
-from .values import FLOAT_CLASSES, INT_CLASSES, kind_of
+from .values import FLOAT_CLASSES, INT_CLASSES, double_value, kind_of
 
 MAX_GROUP_DEPTH = 32
 MAX_GROUP_MEMBERS = 1024
@@ -267,10 +267,10 @@ class _Generator(CodeGenerator):
         if ref.__class__ in INT_CLASSES:
             as_float = self.const(float(ref))
             return (f"({value} == {int(ref)} if {first}.__class__ in _INTS else "
-                    f"({value}.__class__ in _FLOATS and float({value}) == {as_float}))")
+                    f"({value}.__class__ in _FLOATS and _double({value}) == {as_float}))")
         if ref.__class__ in FLOAT_CLASSES:
-            as_float = self.const(float(ref))
-            return f"{first}.__class__ in _NUMS_F and float({value}) == {as_float}"
+            as_float = self.const(double_value(ref))
+            return f"{first}.__class__ in _NUMS_F and _double({value}) == {as_float}"
         if ref is True or ref is False:
             return f"{first} is {ref!r}"
         self.namespace["_match_value"] = match_value

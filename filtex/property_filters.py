@@ -16,7 +16,7 @@ from proton import Array, Described, symbol, ulong
 from .errors import FilterError
 from .message import HEADER_FIELDS, PROPERTIES_FIELDS
 from .values import (BINARY, BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, UUID, decimal_value,
-                     kind_of)
+                     double_value, kind_of)
 
 
 def _invalid(problem: str) -> FilterError:
@@ -58,9 +58,9 @@ def match_value(value: Any, ref: Any) -> bool:
                 value.startswith(text) if rule == "prefix" else value.endswith(text))
     if rk == INT:
         return (vk == INT and int(value) == int(ref)) or (vk == FLOAT and
-                                                          float(value) == float(ref))
+                                                          double_value(value) == float(ref))
     if rk == FLOAT:
-        return vk in (INT, FLOAT) and float(value) == float(ref)
+        return vk in (INT, FLOAT) and double_value(value) == double_value(ref)
     if rk == DECIMAL:
         return vk == DECIMAL and decimal_value(value) == decimal_value(ref)
     if rk == BOOL:

@@ -22,7 +22,8 @@ from . import casing
 from .errors import EvaluationFailure
 from .like import like_matcher
 from .values import (BINARY, BOOL, DECIMAL, DECIMAL128_CONTEXT, FLOAT, INT, NULL, OTHER,
-                     STRING, TIMESTAMP, UUID, LONG_MIN, ULONG_MAX, decimal_value, kind_of)
+                     STRING, TIMESTAMP, UUID, LONG_MIN, ULONG_MAX, decimal_value, double_value,
+                     kind_of)
 
 NAN = math.nan
 OPS = {"=": operator.eq, "<>": operator.ne, "<": operator.lt, "<=": operator.le,
@@ -121,6 +122,7 @@ def compare(op: str, left: Any, right: Any) -> bool | None:
         if lk in (INT, STRING, TIMESTAMP, BINARY):
             return OPS[op](left, right)
         if lk == FLOAT:
+            left, right = double_value(left), double_value(right)
             if left != left or right != right:
                 return None
             return OPS[op](left, right)
@@ -134,7 +136,7 @@ def compare(op: str, left: Any, right: Any) -> bool | None:
             fail(f"cannot order {_TYPE_NAMES[lk]} values with {op}")
     elif lk in _NUMERIC and rk in _NUMERIC:
         if FLOAT in (lk, rk):
-            a, b = float(_as_number(left, lk)), float(_as_number(right, rk))
+            a, b = _as_double(left, lk), _as_double(right, rk)
             if a != a or b != b:
                 return None
             return OPS[op](a, b)
@@ -162,6 +164,12 @@ def _is_nan(value: Any) -> bool:
 
 def _as_number(value: Any, kind: str) -> Any:
     return decimal_value(value) if kind == DECIMAL else value
+
+
+def _as_double(value: Any, kind: str) -> float:
+    if kind == DECIMAL:
+        return float(decimal_value(value))
+    return double_value(value) if kind == FLOAT else float(value)
 
 
 def _compare_decimals(op: str, left: Any, right: Any) -> bool | None:
@@ -267,8 +275,7 @@ def arith(op: str, left: Any, right: Any) -> Any:
             return _int_result(a // b)
         return a / b
     if FLOAT in (lk, rk):
-        a = float(decimal_value(left)) if lk == DECIMAL else float(left)
-        b = float(decimal_value(right)) if rk == DECIMAL else float(right)
+        a, b = _as_double(left, lk), _as_double(right, rk)
         if op == "+":
             return _float_result(a + b, a, b)
         if op == "-":
@@ -298,7 +305,7 @@ def negate(value: Any) -> Any:
     if kind == INT:
         return _int_result(-int(value))
     if kind == FLOAT:
-        return -float(value)
+        return -double_value(value)
     return -decimal_value(value)
 
 

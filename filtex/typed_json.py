@@ -14,7 +14,7 @@ from proton import Data
 
 from .errors import FilterError
 from .message import Message
-from .values import INTEGER_TYPES, encode_decimal
+from .values import INTEGER_TYPES, double_value, encode_decimal
 
 _ARRAY_CODES = {"boolean": Data.BOOL, "ubyte": Data.UBYTE, "ushort": Data.USHORT,
                 "uint": Data.UINT, "ulong": Data.ULONG, "byte": Data.BYTE, "short": Data.SHORT,
@@ -64,7 +64,7 @@ def value_from_json(obj: Any, symbol_keys: bool = False) -> Any:
     if kind == "double":
         return _float(raw)
     if kind == "float":
-        return float32(_float(raw))
+        return float32(double_value(float32(_float(raw))))  # the value the wire carries
     if kind in ("decimal32", "decimal64", "decimal128"):
         try:
             return encode_decimal(str(raw), int(kind[7:]))

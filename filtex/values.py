@@ -13,6 +13,8 @@ encoding, as AMQP transfers them). ``decimal_value`` decodes them to
 from __future__ import annotations
 
 import decimal
+import math
+import struct
 import uuid
 from decimal import Decimal
 from typing import Any
@@ -58,6 +60,23 @@ def kind_of(value: Any) -> str:
         if isinstance(value, base):
             return kind
     return OTHER
+
+
+# --- floats -------------------------------------------------------------------
+
+_SINGLE = struct.Struct("<f")
+
+
+def double_value(value: Any) -> float:
+    """A floating-point value as a double. A ``float32`` is taken at its
+    single-precision value, as it travels on the wire (proton decodes it so;
+    ``float32(0.1)`` built in Python still holds the double 0.1)."""
+    if value.__class__ is float32:
+        try:
+            return _SINGLE.unpack(_SINGLE.pack(value))[0]
+        except OverflowError:
+            return math.copysign(math.inf, value)
+    return float(value)
 
 
 # --- decimals -----------------------------------------------------------------
@@ -152,4 +171,4 @@ INTEGER_TYPES = {"ubyte": (ubyte, 0, 0xFF), "ushort": (ushort, 0, 0xFFFF),
 
 __all__ = ["Array", "Described", "kind_of", "decimal_value", "encode_decimal",
            "INT_CLASSES", "FLOAT_CLASSES", "DECIMAL_CLASSES", "STRING_CLASSES",
-           "NUMBER_CLASSES", "INTEGER_TYPES", "DECIMAL128_CONTEXT"]
+           "NUMBER_CLASSES", "INTEGER_TYPES", "DECIMAL128_CONTEXT", "double_value"]

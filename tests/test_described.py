@@ -39,6 +39,8 @@ def app_filter(value):
     ("&p:x", symbol("&p:x"), True), ("px", symbol("&p:x"), False),      # symbols literal
     (5, ubyte(5), True), (ulong(5), -5, False), (int32(-5), -5, True),  # integers by value
     (5.0, 5, True), (float32(2.5), 2.5, True), (5, 5.0, True),          # via doubles
+    (float32(0.1), 0.1, False), (float32(0.1), float32(0.1), True),     # float32 as on the wire
+    (float32(0.1), 0.10000000149011612, True),
     (5.5, 5, False), (float("nan"), float("nan"), False),
     ("5", 5, False), (5, "5", False), (True, 1, False), (1, True, False),  # types differ
     (True, True, True), (False, True, False),
@@ -59,6 +61,17 @@ def test_matching_rules(value, ref, expected):
     if not isinstance(ref, (dict, list, Array, Described)) and ref is not None:
         # The generated inline code agrees with the rule function.
         assert app_filter({"k": ref}).evaluate(app(k=value)) is expected
+
+
+def test_float32_is_its_single_precision_value_in_sql_too():
+    # proton decodes float 0.1 as float32(0.10000000149011612); a hand-built
+    # float32(0.1) must read the same, in SQL as in property filters.
+    message = app(n=float32(0.1))
+    assert filtex.compile_sql("n = 0.1").evaluate(message) is False
+    assert filtex.compile_sql("n = 0.10000000149011612").evaluate(message) is True
+    assert filtex.compile_sql("n * 10 > 1").evaluate(message) is True
+    assert filtex.compile_sql("n = n").evaluate(message) is True
+    assert filtex.value_from_json({"@type": "float", "value": 0.1}) == 0.10000000149011612
 
 
 def test_null_reference_matches_absent_entry_and_defaults_apply():

@@ -25,7 +25,7 @@ from .. import like as like_module
 from .. import runtime
 from ..accessors import MESSAGE, MessageAccessor
 from ..errors import EvaluationFailure
-from ..values import FLOAT_CLASSES, INT_CLASSES
+from ..values import FLOAT_CLASSES, INT_CLASSES, double_value
 from . import ast
 
 _MIRROR = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -35,7 +35,7 @@ BASE_NAMESPACE = {
     "_Failure": EvaluationFailure, "_INTS": INT_CLASSES, "_NAN": math.nan,
     "_INTS_TS": INT_CLASSES | {timestamp}, "_NUMS": INT_CLASSES | {float},
     "_FLOATS": FLOAT_CLASSES, "_NUMS_F": INT_CLASSES | FLOAT_CLASSES,
-    "_Decimal": Decimal,
+    "_Decimal": Decimal, "_double": double_value,
     "_compare": runtime.compare, "_arith": runtime.arith, "_negate": runtime.negate,
     "_plus": runtime.plus, "_predicate": runtime.predicate, "_in": runtime.in_values,
     "_like": runtime.like, "_map_get": runtime.map_get, "_map_has": runtime.map_has,
