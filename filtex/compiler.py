@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from .errors import DefinitionProblem, FilterError, line_and_column
 from .filter import Filter
+from .semantics import SEMANTICS
 from .sql.checker import Checker
 from .sql.codegen import BASE_NAMESPACE, CodeGenerator
 from .sql.dialects import get_dialect
@@ -35,7 +36,7 @@ def _compile_sql_cached(text: str, dialect: str) -> Filter:
     rules = get_dialect(dialect)
     try:
         tree = Checker(rules).check(parse(text, rules))
-        generator = CodeGenerator()
+        generator = CodeGenerator(semantics=SEMANTICS[rules.semantics])
         source = generator.generate(tree)
         evaluate, matches = load(source, generator.namespace, f"sql:{dialect}:{text}")
     except DefinitionProblem as problem:

@@ -23,7 +23,7 @@ from .compiler import compile_sql, load
 from .errors import FilterError
 from .filter import Filter
 from .message import HEADER_DEFAULTS
-from .property_filters import check_entries, match_value, string_rule
+from .property_filters import check_entries, match_value, rabbitmq_match, string_rule
 from .sql import ast
 from .sql.codegen import CodeGenerator
 from .topic import compile_topic
@@ -103,7 +103,7 @@ def _compile(f: Any, dialect: str, depth: int) -> Filter:
         result = generator.group(kind, members)
         text = (str(ftype.name), [_member_text(m) for m in members])
     else:
-        result = generator.simple(ftype, value)
+        result = generator.simple(ftype, value, dialect)
         text = _canonical(ftype, value)
     source = generator.function(result)
     evaluate, matches = load(source, generator.namespace, f"{ftype.name}:{text!r}")
@@ -205,14 +205,17 @@ class _Generator(CodeGenerator):
                   f"(None if {any_null} else {neutral})")
         return var
 
-    def simple(self, ftype: descriptors.FilterType, value: Any) -> str:
+    def simple(self, ftype: descriptors.FilterType, value: Any, dialect: str = "amqp") -> str:
         kind = ftype.kind
         if kind in ("true", "false"):
             if value is not None and not isinstance(value, bool):
                 raise _invalid(f"{ftype.name} holds a boolean, not {type(value).__name__}")
             return repr(kind == "true")
         if kind == "property":
-            return self.property_filter(ftype.section, check_entries(ftype.section, value))
+            entries = check_entries(ftype.section, value, dialect)
+            if dialect == "rabbitmq":
+                return self.rabbitmq_property_filter(ftype.section, entries)
+            return self.property_filter(ftype.section, entries)
         if kind == "direct":
             return self.direct(_text(value, ftype))
         if kind == "topic":
@@ -251,6 +254,17 @@ class _Generator(CodeGenerator):
             return "True"
         var = self.temp()
         self.emit(f"{var} = {' and '.join(f'({t})' for t in tests)}")
+        return var
+
+    def rabbitmq_property_filter(self, section: str, entries: list[tuple[Any, Any]]) -> str:
+        """RabbitMQ's reading: every entry needs its value present, null
+        references included; short-circuits like ``property_filter``."""
+        self.namespace["_rabbitmq_match"] = rabbitmq_match
+        section_var = self.section(section)
+        tests = [f"_rabbitmq_match({self.accessor.field(section, section_var, str(key))}, "
+                 f"{self.hoist('ref', ref)})" for key, ref in entries]
+        var = self.temp()
+        self.emit(f"{var} = {' and '.join(tests)}")
         return var
 
     def match_expression(self, first: str, ref: Any, value: str) -> str:

@@ -92,6 +92,16 @@ class Index(Node):
     index: Node = None  # type: ignore[assignment]
 
 
+@dataclass(frozen=True, slots=True)
+class Derived(Node):
+    """A value computed from fields: the JMS headers that are not one AMQP field
+    as they stand (``JMSDeliveryMode`` from durable, ``JMSRedelivered`` from
+    delivery-count, ``JMSType`` from an annotation or the subject). ``name``
+    keys ``runtime.DERIVED``."""
+    name: str = ""
+    args: tuple = ()
+
+
 # --- operators ---------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)

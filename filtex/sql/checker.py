@@ -17,25 +17,33 @@ from typing import Any
 from .. import like, runtime
 from ..errors import DefinitionProblem, EvaluationFailure
 from ..message import HEADER_DEFAULTS, HEADER_FIELDS, PROPERTIES_FIELDS
+from ..semantics import SEMANTICS, Semantics
 from ..values import kind_of
 from . import ast
-from .dialects import Dialect
+from .dialects import JMS_HEADERS, Dialect
 
 _KIND_TYPES = {"null": "null", "bool": "bool", "int": "int", "float": "float",
                "decimal": "decimal", "string": "string", "binary": "binary",
                "timestamp": "timestamp", "uuid": "uuid"}
 
 
-def _spellings(amqp_name: str) -> list[str]:
-    """``reply-to`` may be written ``reply-to`` (delimited), ``reply_to``, ``replyTo``."""
+def _spellings(amqp_name: str, which: str = "all") -> list[str]:
+    """``reply-to`` may be written ``reply-to`` (delimited), ``reply_to``, ``replyTo``;
+    some dialects know only ``reply_to``."""
     words = amqp_name.split("-")
+    if which == "underscore":
+        return ["_".join(words)]
     return [amqp_name, "_".join(words), words[0] + "".join(w.title() for w in words[1:])]
 
 
-WELL_KNOWN = {
-    "header": {s: n for n in HEADER_FIELDS for s in _spellings(n)},
-    "properties": {s: n for n in PROPERTIES_FIELDS for s in _spellings(n)},
-}
+def well_known(dialect: Dialect) -> dict[str, dict[str, str]]:
+    """Section -> {spelling: AMQP field name} for the header and properties fields
+    a dialect can name."""
+    header = dialect.header_fields or HEADER_FIELDS
+    return {"header": {s: n for n in header for s in _spellings(n, dialect.field_spellings)},
+            "properties": {s: n for n in PROPERTIES_FIELDS
+                           for s in _spellings(n, dialect.field_spellings)}}
+
 
 
 def measure(tree: ast.Node, dialect: Dialect) -> None:
@@ -61,11 +69,15 @@ class Checker:
     def __init__(self, dialect: Dialect, fold: bool = True) -> None:
         self.dialect = dialect
         self.fold = fold
+        self.semantics = SEMANTICS[dialect.semantics]
         self.sections = dict(dialect.section_qualifiers)
         self.functions = dict(dialect.functions)
+        self.well_known = well_known(dialect)
 
     def check(self, tree: ast.Node) -> ast.Node:
         measure(tree, self.dialect)
+        if self.dialect.typed_predicates:
+            check_static_types(tree)
         return self.visit(tree)
 
     def visit(self, node: ast.Node) -> ast.Node:
@@ -75,8 +87,20 @@ class Checker:
     # --- fields ----------------------------------------------------------------
 
     def visit_Name(self, node: ast.Name) -> ast.Node:
+        if self.dialect.jms_headers and node.name in JMS_HEADERS:
+            return self._jms_header(node)
         return ast.Field(section="application_properties", key=node.name,
                          offset=node.offset)
+
+    def _jms_header(self, node: ast.Name) -> ast.Node:
+        fields = tuple(ast.Field(section=section, key=key, offset=node.offset,
+                                 default=HEADER_DEFAULTS.get(key) if section == "header"
+                                 else None)
+                       for section, key in JMS_HEADERS[node.name])
+        if node.name in runtime.DERIVED:
+            typ = {"JMSDeliveryMode": "string", "JMSRedelivered": "bool"}.get(node.name, "any")
+            return ast.Derived(name=node.name, args=fields, offset=node.offset, typ=typ)
+        return fields[0]
 
     def visit_Member(self, node: ast.Member) -> ast.Node:
         base = node.base
@@ -90,8 +114,8 @@ class Checker:
         return ast.MapRef(base=self.visit(base), key=node.name, offset=node.offset)
 
     def _section_field(self, section: str, node: ast.Member) -> ast.Field:
-        if section in WELL_KNOWN:
-            key = WELL_KNOWN[section].get(node.name)
+        if section in self.well_known:
+            key = self.well_known[section].get(node.name)
             if key is None:
                 raise DefinitionProblem(
                     f"{node.name!r} is not a field of the {section} section", node.offset)
@@ -110,7 +134,7 @@ class Checker:
     def visit_Field(self, node: ast.Node) -> ast.Node:  # already resolved
         return node
 
-    visit_MapRef = visit_Field
+    visit_MapRef = visit_Derived = visit_Field
 
     def visit_Exists(self, node: ast.Exists) -> ast.Node:
         return node.with_(ref=self.visit(node.ref), typ="bool")
@@ -152,6 +176,16 @@ class Checker:
                                        typ="bool"))
 
     def visit_Like(self, node: ast.Like) -> ast.Node:
+        if self.dialect.literal_patterns:
+            for what, part in (("pattern", node.pattern), ("escape", node.escape)):
+                if part is not None and not (isinstance(part, ast.Literal)
+                                             and part.typ == "string"):
+                    raise DefinitionProblem(f"a LIKE {what} is a string constant in the "
+                                            f"{self.dialect.name} dialect", _start(part))
+        if not self.dialect.pattern_control_characters and isinstance(node.pattern, ast.Literal) \
+                and isinstance(node.pattern.value, str) \
+                and any(c < " " or c == "\x7f" for c in node.pattern.value):
+            raise DefinitionProblem("control character in a LIKE pattern", node.pattern.offset)
         pattern = self.visit(node.pattern)
         escape = None if node.escape is None else self.visit(node.escape)
         if isinstance(pattern, ast.Literal) and (escape is None or
@@ -201,40 +235,105 @@ class Checker:
         if not self.fold or not all(isinstance(c, ast.Literal) for c in node.children()):
             return node
         try:
-            value = fold_constant(node)
+            value = fold_constant(node, self.semantics)
         except EvaluationFailure:
             return node
         return ast.Literal(value=value, typ=_KIND_TYPES.get(kind_of(value), "any"),
                            offset=node.offset)
 
 
-def fold_constant(node: ast.Node) -> Any:
-    """The value of a node whose operands are all literals."""
+def fold_constant(node: ast.Node, semantics: Semantics = SEMANTICS["amqp"]) -> Any:
+    """The value of a node whose operands are all literals, by the dialect's rules."""
     values = [c.value for c in node.children()]  # type: ignore[attr-defined]
     if isinstance(node, ast.Unary):
-        return runtime.negate(values[0]) if node.op == "-" else runtime.plus(values[0])
+        return semantics.negate(values[0]) if node.op == "-" else semantics.plus(values[0])
     if isinstance(node, ast.Binary):
-        return runtime.arith(node.op, *values)
+        return semantics.arith(node.op, *values)
     if isinstance(node, ast.Compare):
-        return runtime.compare(node.op, *values)
+        return semantics.compare(node.op, *values)
     if isinstance(node, (ast.And, ast.Or)):
-        items = [runtime.predicate(v) for v in values]
+        items = [semantics.predicate(v) for v in values]
         decisive = node.__class__ is ast.Or
         if decisive in items:
             return decisive
         return None if None in items else not decisive
     if isinstance(node, ast.Not):
-        value = runtime.predicate(values[0])
+        value = semantics.predicate(values[0])
         return None if value is None else not value
     if isinstance(node, ast.IsNull):
         return (values[0] is None) != node.negated
     if isinstance(node, ast.In):
-        found = runtime.in_values(values[0], tuple(values[1:]))
+        found = semantics.in_values(values[0], tuple(values[1:]))
         return runtime.negated(found) if node.negated else found
     if isinstance(node, ast.Between):
-        return runtime.between(*values, node.negated)
+        return semantics.between(*values, node.negated)
     if isinstance(node, ast.Like):
-        return runtime.like(values[0], values[1], node.negated, *values[2:])
+        return semantics.like(values[0], values[1], node.negated, *values[2:])
     if isinstance(node, ast.Call):
         return runtime.FUNCTIONS[node.name](*values)
     raise EvaluationFailure(f"cannot fold {type(node).__name__}")
+
+
+# --- static types (jms) -------------------------------------------------------------------
+
+_CONDITIONS = (ast.Compare, ast.And, ast.Or, ast.Not, ast.IsNull, ast.Like, ast.In,
+               ast.Between, ast.Exists, ast.Name, ast.Member)
+_ORDERING = ("<", "<=", ">", ">=")
+
+
+def check_static_types(tree: ast.Node) -> None:
+    """JMS selectors are typed when they are defined: a condition must be a
+    predicate, an identifier or a boolean constant; NULL is only tested with
+    IS NULL; a boolean constant is compared only with booleans, and neither it
+    nor a string constant is ordered; arithmetic is on numbers."""
+    conditions = {id(tree)}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.And, ast.Or)):
+            conditions.update(id(item) for item in node.items)
+        elif isinstance(node, ast.Not):
+            conditions.add(id(node.operand))
+        if id(node) in conditions and not (
+                isinstance(node, _CONDITIONS) or
+                (isinstance(node, ast.Literal) and node.typ == "bool")):
+            raise DefinitionProblem(f"a condition is expected here, not {_describe(node)}",
+                                    _start(node))
+        if isinstance(node, ast.Compare):
+            _check_comparison(node)
+        elif isinstance(node, (ast.Binary, ast.Unary)):
+            for operand in node.children():
+                if isinstance(operand, ast.Literal) and operand.typ in ("string", "bool",
+                                                                        "null"):
+                    raise DefinitionProblem(f"arithmetic on {_describe(operand)}",
+                                            operand.offset)
+
+
+def _check_comparison(node: ast.Compare) -> None:
+    literals = [o for o in (node.left, node.right) if isinstance(o, ast.Literal)]
+    for operand in literals:
+        if operand.typ == "null":
+            raise DefinitionProblem("NULL is compared only with IS NULL", operand.offset)
+        if node.op in _ORDERING and operand.typ in ("bool", "string"):
+            raise DefinitionProblem(f"{_describe(operand)} cannot be ordered with {node.op}",
+                                    operand.offset)
+    if len(literals) == 2 and (literals[0].typ == "bool") != (literals[1].typ == "bool"):
+        raise DefinitionProblem(f"{_describe(literals[0])} cannot be compared with "
+                                f"{_describe(literals[1])}", node.offset)
+    for operand in (node.left, node.right):
+        if isinstance(operand, ast.PREDICATE_NODES):
+            raise DefinitionProblem("a condition cannot be compared", _start(operand))
+
+
+def _describe(node: ast.Node) -> str:
+    if isinstance(node, ast.Literal):
+        return {"string": "a string constant", "bool": "a boolean constant",
+                "null": "NULL", "int": "a number", "decimal": "a number",
+                "float": "a number", "binary": "a binary constant"}.get(node.typ, "a constant")
+    if isinstance(node, (ast.Binary, ast.Unary)):
+        return "an arithmetic expression"
+    return "this expression"
+
+
+def _start(node: ast.Node) -> int:
+    while isinstance(node, (ast.And, ast.Or, ast.Binary, ast.Compare)):
+        node = node.items[0] if isinstance(node, (ast.And, ast.Or)) else node.left
+    return node.offset

@@ -19,12 +19,13 @@ import math
 from decimal import Decimal
 from typing import Any
 
-from proton import timestamp
+from proton import symbol, timestamp
 
 from .. import like as like_module
 from .. import runtime
 from ..accessors import MESSAGE, MessageAccessor
 from ..errors import EvaluationFailure
+from ..semantics import SEMANTICS, Semantics
 from ..values import FLOAT_CLASSES, INT_CLASSES, double_value
 from . import ast
 
@@ -35,14 +36,11 @@ BASE_NAMESPACE = {
     "_Failure": EvaluationFailure, "_INTS": INT_CLASSES, "_NAN": math.nan,
     "_INTS_TS": INT_CLASSES | {timestamp}, "_NUMS": INT_CLASSES | {float},
     "_FLOATS": FLOAT_CLASSES, "_NUMS_F": INT_CLASSES | FLOAT_CLASSES,
-    "_Decimal": Decimal, "_double": double_value,
-    "_compare": runtime.compare, "_arith": runtime.arith, "_negate": runtime.negate,
-    "_plus": runtime.plus, "_predicate": runtime.predicate, "_in": runtime.in_values,
-    "_like": runtime.like, "_map_get": runtime.map_get, "_map_has": runtime.map_has,
-    "_item_get": runtime.item_get, "_item_has": runtime.item_has,
-    "_between": runtime.between, "_negated": runtime.negated,
-    "_LONG_MIN": -(1 << 63), "_ULONG_MAX": (1 << 64) - 1,
-    **{f"_fn_{name}": fn for name, fn in runtime.FUNCTIONS.items()},
+    "_Decimal": Decimal, "_double": double_value, "_STRS": frozenset({str, symbol}),
+    "_map_get": runtime.map_get, "_map_has": runtime.map_has,
+    "_item_get": runtime.item_get, "_item_has": runtime.item_has, "_negated": runtime.negated,
+    **{f"_derived_{name}": fn for name, fn in runtime.DERIVED.items()},
+    **SEMANTICS["amqp"].namespace(),
 }
 
 _PLAIN = (str, int, bool, type(None))
@@ -51,12 +49,14 @@ _PLAIN = (str, int, bool, type(None))
 class CodeGenerator:
     """Generates the source of one filter's functions."""
 
-    def __init__(self, accessor: MessageAccessor = MESSAGE) -> None:
+    def __init__(self, accessor: MessageAccessor = MESSAGE,
+                 semantics: Semantics = SEMANTICS["amqp"]) -> None:
         self.accessor = accessor
+        self.semantics = semantics
         self.prologue: list[str] = []
         self.lines: list[str] = []
         self.depth = 0
-        self.namespace: dict[str, Any] = {}
+        self.namespace: dict[str, Any] = {} if semantics.failures else semantics.namespace()
         self._const_names: dict[tuple, str] = {}
         self._sections: dict[str, str] = {}
         self._fields: dict[tuple, str] = {}
@@ -130,10 +130,15 @@ class CodeGenerator:
     def condition(self, node: ast.Node) -> str:
         """A node in a predicate position: its value, checked to be a boolean or NULL."""
         value = self.value(node)
-        if node.typ not in ("bool", "null"):
-            self.emit(f"if {value} is not True and {value} is not False "
-                      f"and {value} is not None:")
-            self.emit(f"    _predicate({value})")
+        if node.typ in ("bool", "null"):
+            return value
+        if not self.semantics.failures:  # a non-boolean is NULL here
+            var = self.temp()
+            self.emit(f"{var} = {value} if {value} is True or {value} is False else None")
+            return var
+        self.emit(f"if {value} is not True and {value} is not False "
+                  f"and {value} is not None:")
+        self.emit(f"    _predicate({value})")
         return value
 
     def value(self, node: ast.Node) -> str:
@@ -156,6 +161,12 @@ class CodeGenerator:
             self.prologue.append(f"{var} = {self.accessor.field(node.section, section, node.key)}")
             if node.default is not None:
                 self.prologue.append(f"if {var} is None: {var} = {self.const(node.default)}")
+        return var
+
+    def gen_Derived(self, node: ast.Derived) -> str:
+        args = [self.value(arg) for arg in node.args]
+        var = self.temp()
+        self.emit(f"{var} = _derived_{node.name}({', '.join(args)})")
         return var
 
     def gen_MapRef(self, node: ast.MapRef) -> str:
@@ -205,6 +216,7 @@ class CodeGenerator:
         ints = _guards(("int", node.left, left), ("int", node.right, right))
         nums = _guards(("num", node.left, left), ("num", node.right, right))
         paths: list[tuple[str, str]] = []
+        division = self.semantics.int_division
         if op in "+-*":
             if ints:
                 paths.append((ints, f"{left} {op} {right}"))
@@ -212,23 +224,30 @@ class CodeGenerator:
                 paths.append((nums, f"{left} {op} {right}"))
         elif op == "/":
             if ints:
-                paths.append((ints, f"({left} // {right} if not {left} % {right} else "
-                                    f"{left} / {right}) if {right} else _NAN"))
+                paths.append((ints, {
+                    "exact": f"({left} // {right} if not {left} % {right} else "
+                             f"{left} / {right}) if {right} else _NAN",
+                    "true": f"{left} / {right} if {right} else None",
+                    "truncate": slow}[division]))
             if nums:
-                paths.append((nums, f"{left} / {right} if {right} else _NAN"))
+                zero = "_NAN" if self.semantics.failures else slow
+                paths.append((nums, f"{left} / {right} if {right} else {zero}"))
         elif op == "%" and ints:
             paths.append((f"{ints} and {left} >= 0 and {right} > 0", f"{left} % {right}"))
         if not paths:
             self.emit(f"{var} = {slow}")
             return var
+        int_range = self.semantics.int_range
         keyword = "if"
         for guard, fast in paths:
             self.emit(f"{keyword} {guard}:")
             self.emit(f"    {var} = {fast}")
-            if guard is ints and op != "%":
-                # exact integers: only the range can go wrong (past long and ulong: NaN)
+            if guard is ints and op != "%" and int_range and fast != slow:
+                # exact integers: only the range can go wrong; the dialect's runtime
+                # says what lies past it (amqp: NaN past long and ulong; jms: wraps)
                 self.emit(f"    if {var}.__class__ is int and "
-                          f"({var} < _LONG_MIN or {var} > _ULONG_MAX): {var} = _NAN")
+                          f"({var} < {int_range[0]} or {var} > {int_range[1]}): "
+                          f"{var} = {slow}")
             elif guard is nums:
                 # infinities and NaN: let the runtime apply the overflow rules
                 self.emit(f"    if {var} - {var} != 0: {var} = {slow}")
@@ -280,6 +299,10 @@ class CodeGenerator:
     def gen_IsNull(self, node: ast.IsNull) -> str:
         operand = self.value(node.operand)
         var = self.temp()
+        if self.semantics.null_view:   # values the dialect drops read as absent
+            test = f"({operand} is None or _view({operand}) is None)"
+            self.emit(f"{var} = {'not ' if node.negated else ''}{test}")
+            return var
         self.emit(f"{var} = {operand} is {'not ' if node.negated else ''}None")
         return var
 
@@ -323,17 +346,20 @@ class CodeGenerator:
         is_float = f"{subject}.__class__ is float"
         is_decimal = f"{subject}.__class__ is _Decimal"
         not_nan = f"if {subject} == {subject} else None"
+        decimals = self.semantics.decimal_fast_paths
         if constant.typ == "string":
-            paths = [(f"isinstance({subject}, str)", f"{subject} {py} {literal}")]
+            if op in self.semantics.string_ops:
+                paths = [(self.is_string(subject), f"{subject} {py} {literal}")]
         elif constant.typ in ("int", "timestamp"):
             paths = [(f"{subject}.__class__ in _INTS_TS", f"{subject} {py} {literal}")]
             if constant.typ == "int":
                 as_float = self.const(float(value))
                 paths.append((is_float, f"({subject} {py} {as_float}) {not_nan}"))
-                paths.append((is_decimal, f"({subject} {py} {literal}) {not_nan}"))
+                if decimals:
+                    paths.append((is_decimal, f"({subject} {py} {literal}) {not_nan}"))
         elif constant.typ == "float" and not math.isnan(value):
             paths = [(is_float, f"({subject} {py} {literal}) {not_nan}")]
-        elif constant.typ == "decimal":
+        elif constant.typ == "decimal" and decimals:
             as_float = self.const(float(value))
             paths = [(f"{subject}.__class__ in _INTS", f"{subject} {py} {literal}"),
                      (is_float, f"({subject} {py} {as_float}) {not_nan}"),
@@ -354,9 +380,11 @@ class CodeGenerator:
             flo, fhi = self.const(float(low.value)), self.const(float(high.value))
             paths = [(f"{subject}.__class__ in _INTS_TS", f"{not_}({lo} <= {subject} <= {hi})"),
                      (f"{subject}.__class__ is float",
-                      f"{not_}({flo} <= {subject} <= {fhi}) if {subject} == {subject} else None"),
-                     (f"{subject}.__class__ is _Decimal",
-                      f"{not_}({lo} <= {subject} <= {hi}) if {subject} == {subject} else None")]
+                      f"{not_}({flo} <= {subject} <= {fhi}) if {subject} == {subject} else None")]
+            if self.semantics.decimal_fast_paths:
+                paths.append((f"{subject}.__class__ is _Decimal",
+                              f"{not_}({lo} <= {subject} <= {hi}) if {subject} == {subject} "
+                              "else None"))
         else:
             lo, hi = self.value(low), self.value(high)
         slow = f"_between({subject}, {lo}, {hi}, {node.negated})"
@@ -376,7 +404,7 @@ class CodeGenerator:
         paths: list[tuple[str, str]] = []
         if kinds in ({"string"}, {"int"}):
             members = self.hoist("set", frozenset(i.value for i in node.items))
-            guard = (f"isinstance({subject}, str)" if kinds == {"string"}
+            guard = (self.is_string(subject) if kinds == {"string"}
                      else f"{subject}.__class__ in _INTS")
             paths = [(guard, f"{subject} {not_}in {members}")]
         self._typed_branch(var, subject, paths, slow)
@@ -399,8 +427,14 @@ class CodeGenerator:
                                      None if escape is None else escape.value)
         if node.negated:
             fast = f"not ({fast})"
-        self._typed_branch(var, subject, [(f"isinstance({subject}, str)", fast)], slow)
+        self._typed_branch(var, subject, [(self.is_string(subject), fast)], slow)
         return var
+
+    def is_string(self, subject: str) -> str:
+        """A test that ``subject`` is a string the dialect compares as Python does."""
+        if not self.semantics.char_is_string:
+            return f"{subject}.__class__ in _STRS"
+        return f"isinstance({subject}, str)"
 
     def _like_expression(self, subject: str, pattern: str, escape: str | None) -> str:
         """The cheapest expression matching ``subject`` against a constant pattern:
@@ -419,7 +453,8 @@ class CodeGenerator:
                 checks.append(f"len({subject}) == {len(head)}")
             else:
                 return f"{subject} == {self.const(''.join(head))}"  # type: ignore[arg-type]
-        elif None in head or None in tail:
+        elif (None in head or None in tail) or (head and tail):
+            # the anchored runs must not overlap: 'a%a' does not match 'a'
             checks.append(f"len({subject}) >= {len(head) + len(tail)}")
         checks += self._anchored_runs(subject, head, from_end=False)
         if tail:

@@ -1,8 +1,9 @@
 """Tokens of SQL filter text (PLY lexer, built once per process).
 
 The master regular expression is the same for every dialect; what a dialect
-reads differently (keyword case, identifier and number forms) is decided in the
-token rules from the ``Dialect`` the lexer is cloned with.
+reads differently (keywords and their case, identifier, string, number and
+binary forms, ``!=`` and ``%``) is decided in the token rules from the
+``Dialect`` the lexer is cloned with.
 
 Two tokens depend on context, which is why ``SqlLexer.token`` remembers the
 previous token: ``[`` right after a field reference opens a positional
@@ -16,8 +17,10 @@ import threading
 from decimal import Decimal
 
 import ply.lex as lex
+from proton import float32
 
 from ..errors import DefinitionProblem
+from ..values import double_value
 from .dialects import Dialect
 
 KEYWORDS = ("AND", "OR", "NOT", "IS", "NULL", "LIKE", "ESCAPE", "IN", "BETWEEN",
@@ -33,19 +36,46 @@ _FIELD_END = frozenset({"IDENT", "DIDENT", "RBRACKET"})
 _HYPHENATED = {"application-properties": "application_properties",
                "delivery-annotations": "delivery_annotations",
                "message-annotations": "message_annotations"}
-_AMQP_NUMBER_FORMS = ((re.compile(r"\d+"), "INTEGER"),
-                      (re.compile(r"\d+\.\d+"), "DECIMAL"),
-                      (re.compile(r"(?:\d+\.\d+|\d+)[eE][+-]?\d+"), "APPROX"))
-ULONG_MAX = (1 << 64) - 1
+# Number literal forms per dialect: (pattern, token kind, value from text).
+
+
+def _java_integer(text: str) -> int:
+    digits = text.rstrip("lL")
+    if len(digits) > 1 and digits[0] == "0":
+        return int(digits, 8)  # Java: a leading 0 is octal
+    return int(digits)
+
+
+def _java_float(text: str) -> float:
+    value = float(text.rstrip("fFdD"))
+    if text[-1] in "fF":  # a float literal holds its single-precision value
+        return double_value(float32(value))
+    return value
+
+
+NUMBER_FORMS = {
+    "amqp": ((re.compile(r"\d+"), "INTEGER", int),
+             (re.compile(r"\d+\.\d+"), "DECIMAL", Decimal),
+             (re.compile(r"(?:\d+\.\d+|\d+)[eE][+-]?\d+"), "APPROX", float)),
+    "rabbitmq": ((re.compile(r"\d+"), "INTEGER", int),
+                 (re.compile(r"\d+\.\d+(?:E[+-]?\d+)?"), "APPROX", float)),
+    "jms": ((re.compile(r"(?:0|[1-9]\d*|0[0-7]+)[lL]?"), "INTEGER", _java_integer),
+            (re.compile(r"(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?|\d+(?:[eE][+-]?\d+[fFdD]?"
+                        r"|[fFdD])"), "APPROX", _java_float)),
+}
 
 
 class _Rules:
     """PLY token rules. Function rules are tried in the order written."""
 
     tokens = tokens
-    t_ignore = " \t\r\f\v"
+    t_ignore = " \t\r\f"
 
-    t_NE = r"<>|!="
+    def t_VT(self, t):
+        r"\v"
+        if "\v" not in t.lexer.dialect.whitespace:
+            raise DefinitionProblem("unexpected character '\\x0b'", t.lexpos)
+
     t_LE = r"<="
     t_GE = r">="
     t_EQ = r"="
@@ -55,13 +85,26 @@ class _Rules:
     t_MINUS = r"-"
     t_TIMES = r"\*"
     t_DIVIDE = r"/"
-    t_MOD = r"%"
     t_LPAREN = r"\("
     t_RPAREN = r"\)"
     t_COMMA = r","
     t_DOT = r"\."
     t_RBRACKET = r"\]"
     t_COLON = r":"
+
+    def t_NE(self, t):
+        r"<>|!="
+        if t.value == "!=" and not t.lexer.dialect.not_equal_bang:
+            raise DefinitionProblem(f"'!=' is not an operator in the {t.lexer.dialect.name} "
+                                    "dialect (use <>)", t.lexpos)
+        return t
+
+    def t_MOD(self, t):
+        r"%"
+        if not t.lexer.dialect.modulo:
+            raise DefinitionProblem(f"'%' is not an operator in the {t.lexer.dialect.name} "
+                                    "dialect", t.lexpos)
+        return t
 
     def t_newline(self, t):
         r"\n+"
@@ -80,9 +123,17 @@ class _Rules:
 
     def t_BINARY(self, t):
         r"0[xX][0-9A-Za-z]*"
+        dialect = t.lexer.dialect
         digits = t.value[2:]
-        if not digits or not re.fullmatch(r"[0-9A-Fa-f]+", digits):
-            raise DefinitionProblem(f"malformed binary constant {t.value!r}", t.lexpos)
+        if dialect.binary_constants is None:  # a hexadecimal integer (Java)
+            if not re.fullmatch(r"[0-9A-Fa-f]+[lL]?", digits):
+                raise DefinitionProblem(f"malformed hexadecimal number {t.value!r}", t.lexpos)
+            t.type, t.value = "INTEGER", int(digits.rstrip("lL"), 16)
+            return t
+        hex_digits = "[0-9A-F]+" if dialect.binary_constants == "upper" else "[0-9A-Fa-f]+"
+        if not digits or not re.fullmatch(hex_digits, digits):
+            case = " (upper-case hex digits)" if dialect.binary_constants == "upper" else ""
+            raise DefinitionProblem(f"malformed binary constant {t.value!r}{case}", t.lexpos)
         if len(digits) % 2:
             raise DefinitionProblem(
                 f"binary constant {t.value!r} needs an even number of hex digits", t.lexpos)
@@ -91,27 +142,25 @@ class _Rules:
 
     def t_NUMBER(self, t):
         r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[A-Za-z_0-9]*"
-        text = t.value
-        for pattern, kind in _AMQP_NUMBER_FORMS:
+        text, dialect = t.value, t.lexer.dialect
+        for pattern, kind, convert in NUMBER_FORMS[dialect.numbers]:
             if pattern.fullmatch(text):
                 break
         else:
             raise DefinitionProblem(f"malformed number {text!r}", t.lexpos)
-        t.type = kind
-        if kind == "INTEGER":
-            t.value = int(text)
-            if t.value > ULONG_MAX:
-                raise DefinitionProblem(
-                    f"integer constant {text} is larger than 2^64-1", t.lexpos)
-        elif kind == "DECIMAL":
-            t.value = Decimal(text)
-        else:
-            t.value = float(text)
+        t.type, t.value = kind, convert(text)
+        if kind == "INTEGER" and dialect.max_integer is not None \
+                and t.value > dialect.max_integer:
+            limit = "2^64-1" if dialect.max_integer == (1 << 64) - 1 else dialect.max_integer
+            raise DefinitionProblem(f"integer constant {text} is larger than {limit}", t.lexpos)
         return t
 
     def t_STRING(self, t):
         r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\""
         quote = t.value[0]
+        if quote not in t.lexer.dialect.string_quotes:
+            raise DefinitionProblem(f"strings are quoted with {t.lexer.dialect.string_quotes} "
+                                    f"in the {t.lexer.dialect.name} dialect", t.lexpos)
         t.value = t.value[1:-1].replace(quote * 2, quote)
         t.lexer.lineno += t.value.count("\n")
         return t
@@ -120,19 +169,30 @@ class _Rules:
         r"\["
         if t.lexer.filtex_last in _FIELD_END:
             return t
+        if t.lexer.dialect.delimited_identifiers is None:
+            raise DefinitionProblem(f"unexpected character '[' (no delimited identifiers in "
+                                    f"the {t.lexer.dialect.name} dialect)", t.lexpos)
         return _delimited_identifier(t)
 
     def t_IDENT(self, t):
-        r"[^\W\d]\w*|[_$][\w$]*"
+        r"[^\W\d][\w$]*|\$[\w$]*"
         return self._identifier(t)
 
     def _identifier(self, t):
         lexer = t.lexer
+        dialect = lexer.dialect
         upper = t.value.upper()
-        if upper in KEYWORDS and lexer.filtex_last != "DOT":
-            if lexer.dialect.keywords_case_insensitive or upper == t.value:
-                t.type = upper
-                return t
+        if lexer.filtex_last != "DOT":
+            if upper in dialect.keywords:
+                if dialect.keyword_case == "any" or upper == t.value:
+                    t.type = upper
+                    return t
+                raise DefinitionProblem(f"keyword {t.value!r} must be written {upper} in the "
+                                        f"{dialect.name} dialect", t.lexpos)
+            if upper in dialect.reserved and not (
+                    upper == t.value and any(name == upper for name, _ in dialect.functions)):
+                raise DefinitionProblem(f"{t.value!r} is a reserved word in the "
+                                        f"{dialect.name} dialect", t.lexpos)
         if not re.fullmatch(lexer.identifier_re, t.value):
             raise DefinitionProblem(f"malformed identifier {t.value!r}", t.lexpos)
         return t
@@ -169,7 +229,7 @@ def _delimited_identifier(t):
             raise DefinitionProblem("control character in a delimited identifier", pos)
         chars.append(char)
         pos += 1
-    if not chars:
+    if not chars and t.lexer.dialect.delimited_identifiers == "nonempty":
         raise DefinitionProblem("empty delimited identifier", start)
     t.lexer.lexpos = pos + 1
     t.type, t.value = "DIDENT", "".join(chars)
@@ -197,8 +257,7 @@ class SqlLexer:
     def __init__(self, dialect: Dialect) -> None:
         self._lexer = _master_lexer().clone()
         self._lexer.dialect = dialect
-        self._lexer.identifier_re = re.compile(
-            f"{dialect.identifier_start}{dialect.identifier_rest}*")
+        self._lexer.identifier_re = re.compile(dialect.identifier)
         self._lexer.filtex_last = None
         self.count = 0
 

@@ -120,6 +120,10 @@ class _Grammar:
     def p_unary(self, p):
         """unary : MINUS unary
                  | PLUS unary"""
+        after = self.text[p.lexpos(1) + 1:].lstrip()
+        if self.dialect.unary_on_primary_only and after[:1] in ("+", "-"):
+            raise DefinitionProblem(f"a sign applies to a value, not to another sign, in the "
+                                    f"{self.dialect.name} dialect (write -(-x))", p.lexpos(1))
         p[0] = ast.Unary(op=p[1], operand=p[2], offset=p.lexpos(1))
 
     def p_paren(self, p):
