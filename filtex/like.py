@@ -19,18 +19,27 @@ class PatternError(ValueError):
     """A pattern/escape pair that cannot be a LIKE pattern."""
 
 
-def _segments(pattern: str, escape: str | None) -> list[list[str | None]]:
-    """The pattern as segments between ``%``; in a segment ``None`` is ``_``."""
+def _segments(pattern: str, escape: str | None,
+              mode: str = "amqp") -> list[list[str | None]]:
+    """The pattern as segments between ``%``; in a segment ``None`` is ``_``.
+
+    ``mode`` ``amqp``: the escape makes the next character literal, whatever it
+    is, and may not end the pattern. ``jms`` (ActiveMQ and Artemis): it escapes
+    only ``_``, ``%`` and itself; elsewhere, and at the end, it is an ordinary
+    pattern character (a wildcard if it is one)."""
     if escape is not None and len(escape) != 1:
         raise PatternError(f"LIKE escape must be one character, not {escape!r}")
     segments: list[list[str | None]] = [[]]
-    chars = iter(pattern)
-    for char in chars:
-        if char == escape:
-            literal = next(chars, None)
-            if literal is None:
+    position, size = 0, len(pattern)
+    while position < size:
+        char = pattern[position]
+        position += 1
+        following = pattern[position] if position < size else None
+        if char == escape and (mode == "amqp" or following in ("_", "%", escape)):
+            if following is None:
                 raise PatternError("LIKE pattern ends with its escape character")
-            segments[-1].append(literal)
+            segments[-1].append(following)
+            position += 1
         elif char == "%":
             segments.append([])
         elif char == "_":
@@ -56,9 +65,10 @@ def _finder(segment: list[str | None]):
 
 
 @lru_cache(maxsize=512)
-def compile_like(pattern: str, escape: str | None = None) -> Callable[[str], bool]:
+def compile_like(pattern: str, escape: str | None = None,
+                 mode: str = "amqp") -> Callable[[str], bool]:
     """A function ``str -> bool`` for the pattern. Raises ``PatternError``."""
-    segments = _segments(pattern, escape)
+    segments = _segments(pattern, escape, mode)
     plain = [None not in seg for seg in segments]
     texts = ["".join(seg) if ok else None for seg, ok in zip(segments, plain)]  # type: ignore
     if len(segments) == 1:

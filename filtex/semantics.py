@@ -16,7 +16,9 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from proton import char
+from decimal import Decimal
+
+from proton import byte, char, float32, int32, short, ubyte, ushort
 
 from . import runtime
 from .errors import EvaluationFailure
@@ -58,6 +60,10 @@ class Semantics:
     int_division = "exact"         # 7 / 2 = 3.5, 6 / 2 = 3
     int_range: tuple | None = (runtime.LONG_MIN, runtime.ULONG_MAX)   # else NaN
     null_view = False              # IS NULL tests the value as read
+    inline_arithmetic = True       # int and float arithmetic inline (else the runtime's)
+    like_escapes = "amqp"          # see like._segments
+    non_boolean_condition = None   # (lenient dialects) what a non-boolean condition is
+    java_floats = False
 
     def namespace(self) -> dict[str, Callable]:
         """The operations generated code calls, by their generated names."""
@@ -206,25 +212,43 @@ class Lenient(Semantics):
 
 
 class Jms(Lenient):
-    """JMS selectors as ActiveMQ, Artemis and Qpid evaluate them."""
+    """JMS selectors where ActiveMQ, Artemis and Qpid Broker-J agree (their
+    shared ``ComparisonExpression``/``ArithmeticExpression`` lineage), and
+    ActiveMQ's and Artemis' reading where Qpid differs.
+
+    Values are Java objects: integers keep their Java width (a proton ``int32``
+    or a literal in int range is an Integer, other integers Longs), floats are
+    Double or Float. ``+ - *`` wrap at 32 or 64 bits; ``/`` and ``%`` are done
+    in double (no division-by-zero error: Infinity or NaN); doubles order as
+    ``Double.compareTo`` does (NaN above everything and equal to itself, -0.0
+    below 0.0); strings order by UTF-16 code units."""
 
     name = "jms"
     string_ops = frozenset({"=", "<>"})
     decimal_fast_paths = False     # decimals are doubles in JMS
     char_is_string = False         # a Java char is not a String
-    int_division = "truncate"      # Java integer division
-    int_range = (LONG_MIN, LONG_MAX)
+    int_division = "double"        # 7 / 2 = 3.5, 1 / 0 = Infinity
+    int_range = None
+    inline_arithmetic = False      # Java widths and wrapping decide: the runtime does it
+    like_escapes = "jms"
+    non_boolean_condition = False  # a bare non-boolean property is FALSE
+    java_floats = True             # NaN and -0.0 order as in Java
 
     def view(self, value: Any) -> Any:  # type: ignore[override]
         """The Apache filters document's AMQP-to-JMS type mapping."""
         cls = value.__class__
-        if cls is int or cls is str or cls is float or value is None or cls is bool:
+        if cls is int or cls is str or cls is float or value is None or cls is bool \
+                or cls is int32 or cls is float32:
             return value
         kind = kind_of(value)
-        if kind == INT or kind == TIMESTAMP:
+        if kind == INT:
+            if cls in _JAVA_INT_CLASSES:
+                return int32(int(value))   # byte, short, int, ubyte, ushort: int arithmetic
+            return int(value)              # uint, ulong, long: long
+        if kind == TIMESTAMP:
             return int(value)
         if kind == FLOAT:
-            return double_value(value)
+            return value
         if kind == DECIMAL:
             return float(decimal_value(value))
         if kind == STRING:
@@ -233,34 +257,183 @@ class Jms(Lenient):
             return bool(value)
         return Opaque(value)   # binary, uuid (byte arrays), maps, lists, described
 
-    def compare_values(self, op: str, left: Any, right: Any) -> bool | None:
-        lk, rk = kind_of(left), kind_of(right)
-        if lk == STRING and rk == STRING and op not in ("=", "<>"):
-            return None   # JMS compares strings with = and <> only
-        if lk == BOOL and rk == BOOL and op not in ("=", "<>"):
+    def compare(self, op: str, left: Any, right: Any) -> bool | None:  # type: ignore[override]
+        if left is None or right is None:
+            return None   # the JMS specification and Qpid C++ (see README: NULL equality)
+        left, right = self.view(left), self.view(right)
+        if op in ("=", "<>"):   # <> is NOT (=): values of unlike types differ
+            return self.equals(left, right) == (op == "=")
+        return self.order(op, left, right)
+
+    def equals(self, left: Any, right: Any) -> bool:
+        if left.__class__ is Opaque or right.__class__ is Opaque:
+            return left is right   # byte[] equals only itself
+        key = _java_key(left, right)
+        return key is not None and key[0] == key[1]
+
+    def order(self, op: str, left: Any, right: Any) -> bool:
+        key = _java_key(left, right)
+        return False if key is None else runtime.OPS[op](*key)
+
+    def in_values(self, value: Any, items: tuple) -> bool | None:  # type: ignore[override]
+        value = None if value is None else self.view(value)
+        if value.__class__ is not str:
+            return None   # IN is for strings; anything else is unknown
+        return any(value == item for item in items if item.__class__ is str)
+
+    def predicate(self, value: Any) -> bool | None:  # type: ignore[override]
+        if value is None or value is True or value is False:
+            return value
+        return False   # the boolean cast of a non-boolean property
+
+    def number(self, value: Any) -> Any:
+        value = self.view(value)
+        cls = value.__class__
+        return value if cls is int or cls is int32 or cls is float or cls is float32 else None
+
+    def arith(self, op: str, left: Any, right: Any) -> Any:  # type: ignore[override]
+        if left is None or right is None:
             return None
-        return super().compare_values(op, left, right)
+        if op == "+" and self.view(left).__class__ is str:
+            return self.view(left) + java_string(self.view(right))   # String.valueOf
+        a, b = self.number(left), self.number(right)
+        if a is None or b is None:
+            return None   # a RuntimeException in the peers: NULL here (semantics.md)
+        if op in "/%" or a.__class__ in (float, float32) or b.__class__ in (float, float32):
+            x, y = double_value(a), double_value(b)
+            if op == "/":
+                return _java_divide(x, y)
+            if op == "%":
+                return math.nan if y == 0 or x - x != 0 else math.fmod(x, y)
+            return x + y if op == "+" else x - y if op == "-" else x * y
+        result = a + b if op == "+" else a - b if op == "-" else a * b
+        if a.__class__ is int32 and b.__class__ is int32:
+            return int32(_wrap(result, 32))
+        return _wrap(result, 64)
 
-    def int_arith(self, op: str, a: int, b: int) -> Any:
-        if op in "/%" and b == 0:
-            return None   # ArithmeticException
-        if op == "/":
-            quotient = abs(a) // abs(b)
-            return _wrap(quotient if (a < 0) == (b < 0) else -quotient)
-        return _wrap(super().int_arith(op, a, b))
+    def negate(self, value: Any) -> Any:  # type: ignore[override]
+        number = None if value is None else self.number(value)
+        if number is None:
+            return None
+        if number.__class__ is int32:
+            return int32(_wrap(-number, 32))
+        if number.__class__ is int:
+            return _wrap(-number, 64)
+        return -double_value(number) if number.__class__ is float else float32(-number)
 
-    def float_arith(self, op: str, a: float, b: float) -> Any:
-        if op == "/":  # IEEE 754, as Java doubles divide
-            if b == 0:
-                return math.nan if a == 0 or a != a else math.copysign(math.inf, a) * \
-                    math.copysign(1, b)
-            return a / b
-        return super().float_arith(op, a, b)
+    def plus(self, value: Any) -> Any:  # type: ignore[override]
+        return value   # unary plus is a no-op on any type
+
+    def like(self, value: Any, pattern: Any, negated: bool,  # type: ignore[override]
+             *escape: Any) -> bool | None:
+        if value is None:
+            return None
+        value = self.view(value)
+        if value.__class__ is not str:
+            return negated   # LIKE on a non-string is FALSE (NOT LIKE TRUE)
+        matcher = compile_like(str(pattern), str(escape[0]) if escape else None, "jms")
+        return matcher(value) != negated
 
 
-def _wrap(value: int) -> int:
-    """Java long arithmetic wraps around."""
-    return (value - LONG_MIN) % (1 << 64) + LONG_MIN
+_JAVA_INT_CLASSES = frozenset({byte, short, int32, ubyte, ushort})
+
+
+def _wrap(value: int, bits: int) -> int:
+    """Java integer arithmetic wraps around."""
+    half = 1 << (bits - 1)
+    return (value + half) % (1 << bits) - half
+
+
+def _java_divide(x: float, y: float) -> float:
+    if y == 0:
+        if x == 0 or x != x:
+            return math.nan
+        return math.copysign(math.inf, x) * math.copysign(1.0, y)
+    return x / y
+
+
+def _double_key(x: float) -> tuple:
+    """``Double.compareTo``'s total order: -0.0 < 0.0, NaN above +Infinity."""
+    if x != x:
+        return (2, 0.0, 0.0)
+    return (1, x, math.copysign(1.0, x) if x == 0 else 0.0)
+
+
+def _java_key(left: Any, right: Any) -> tuple | None:
+    """Comparable forms of two Java values, or None when Java cannot compare
+    them (different kinds: FALSE)."""
+    lk, rk = _java_kind(left), _java_kind(right)
+    if lk == rk == "number":
+        if left.__class__ in (float, float32) or right.__class__ in (float, float32):
+            if left.__class__ is float or right.__class__ is float:
+                return _double_key(double_value(left)), _double_key(double_value(right))
+            # Float with an integer: the integer is rounded to float
+            return (_double_key(double_value(float32(left))),
+                    _double_key(double_value(float32(right))))
+        return int(left), int(right)
+    if lk != rk or lk is None:
+        return None
+    if lk == "string":   # String.compareTo: UTF-16 code units
+        return (left.encode("utf-16-be", "surrogatepass"),
+                right.encode("utf-16-be", "surrogatepass"))
+    return left, right   # booleans (false < true), chars
+
+
+def _java_kind(value: Any) -> str | None:
+    cls = value.__class__
+    if cls in (int, int32, float, float32):
+        return "number"
+    if cls is str:
+        return "string"
+    if cls is bool:
+        return "bool"
+    if cls is JavaChar:
+        return "char"
+    return None
+
+
+def java_string(value: Any) -> str:
+    """``String.valueOf`` of a Java value."""
+    if value is True or value is False:
+        return "true" if value else "false"
+    if value.__class__ is float32:
+        return _java_float_text(double_value(value), single=True)
+    if value.__class__ is float:
+        return _java_float_text(value)
+    if value.__class__ is Opaque:
+        return f"[B@{id(value.value):x}"
+    if isinstance(value, int):
+        return str(int(value))   # proton's int32 prints as int32(1)
+    return str(value)
+
+
+def _java_float_text(x: float, single: bool = False) -> str:
+    """``Double.toString``/``Float.toString``: the shortest digits that read back,
+    plain between 10^-3 and 10^7, else d.dddEn."""
+    if x != x:
+        return "NaN"
+    if x in (math.inf, -math.inf):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
+    text = repr(x)
+    if single:
+        for digits in range(1, 10):
+            candidate = f"{x:.{digits}g}"
+            if double_value(float32(float(candidate))) == x:
+                text = candidate
+                break
+    sign, digits, exponent = Decimal(text).as_tuple()
+    digits_text = "".join(map(str, digits)).rstrip("0") or "0"
+    point = len(digits) + exponent          # position of the decimal point
+    prefix = "-" if sign else ""
+    if 1e-3 <= abs(x) < 1e7:
+        if point <= 0:
+            return f"{prefix}0.{'0' * -point}{digits_text}"
+        whole = digits_text[:point].ljust(point, "0")
+        fraction = digits_text[point:] or "0"
+        return f"{prefix}{whole}.{fraction}"
+    return f"{prefix}{digits_text[0]}.{digits_text[1:] or '0'}E{point - 1}"
 
 
 class RabbitMQ(Lenient):

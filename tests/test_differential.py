@@ -191,24 +191,49 @@ def test_compiled_agrees_with_reference(text, message):
     assert flt.matches(message) is (expected is True)
 
 
-TOKENS = ["a", "b", "(", ")", "=", "<>", "AND", "OR", "NOT", "IN", "LIKE", "ESCAPE", "IS",
-          "NULL", "BETWEEN", "EXISTS", "'x'", "1", "1.5", "1E3", "0x0A", "+", "-", "*", "/",
-          "%", ",", ".", "[", "]", "[a b]", "h", "p", "m", ":", "LOWER", "acme:f", "'", '"',
-          "TRUE", "NAN", "\n", "18446744073709551616"]
+TOKENS = ["a", "b", "(", ")", "=", "<>", "!=", "AND", "OR", "NOT", "IN", "LIKE", "ESCAPE",
+          "IS", "and", "not", "NULL", "BETWEEN", "EXISTS", "'x'", "'%'", "1", "1.5", "1E3",
+          "0x0A", "0xab", "1L", ".5", "1.5f", "07", "$a", "+", "-", "*", "/", "%", ",", ".",
+          "[", "]", "[a b]", "h", "p", "m", "h.priority", "p.subject", "JMSPriority",
+          "JMSDeliveryMode", "JMSType", ":", "LOWER", "UTC", "acme:f", "'", '"', "TRUE",
+          "NAN", "\n", "18446744073709551616"]
+DIALECT_NAMES = ["amqp", "jms", "rabbitmq"]
 
 
 @SETTINGS
-@given(st.one_of(st.text(max_size=40),
-                 st.lists(st.sampled_from(TOKENS), max_size=14).map(" ".join)))
-def test_only_filter_error_escapes_compile(text):
+@given(st.sampled_from(DIALECT_NAMES),
+       st.one_of(st.text(max_size=40),
+                 st.lists(st.sampled_from(TOKENS), max_size=14).map(" ".join)),
+       messages())
+def test_only_filter_error_escapes_compile(dialect, text, message):
     try:
-        flt = filtex.compile_sql(text)
+        flt = filtex.compile_sql(text, dialect)
     except filtex.FilterError as error:
         assert "internal error" not in error.problem, (text, error)
         assert error.line >= 1 and error.column >= 1
         return
-    assert flt.outcome(filtex.Message()).reason is None or \
-        not flt.outcome(filtex.Message()).reason.startswith("malformed")
+    outcome = flt.outcome(message)
+    assert outcome.reason is None or not outcome.reason.startswith("malformed"), \
+        (dialect, text, outcome)
+    if dialect != "amqp":   # the jms and rabbitmq dialects have no evaluation failures
+        assert outcome.reason is None, (dialect, text, outcome)
+    assert flt.evaluate(message) is outcome.result
+
+
+@SETTINGS
+@given(st.sampled_from(["jms", "rabbitmq"]), st.one_of(typed_predicate(3), predicate(3)),
+       messages())
+def test_lenient_dialects_never_fail(dialect, text, message):
+    """Random well-formed expressions in the dialects without failures: when
+    they compile, evaluating never reports a failure and never crashes."""
+    try:
+        flt = filtex.compile_sql(text, dialect)
+    except filtex.FilterError as error:
+        assert "internal error" not in error.problem, (text, error)
+        return
+    outcome = flt.outcome(message)
+    assert outcome.reason is None, (dialect, text, message, outcome)
+    assert flt.matches(message) is (outcome.result is True)
 
 
 def test_generators_reach_every_outcome():

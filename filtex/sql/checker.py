@@ -282,45 +282,58 @@ _ORDERING = ("<", "<=", ">", ">=")
 
 
 def check_static_types(tree: ast.Node) -> None:
-    """JMS selectors are typed when they are defined: a condition must be a
-    predicate, an identifier or a boolean constant; NULL is only tested with
-    IS NULL; a boolean constant is compared only with booleans, and neither it
-    nor a string constant is ordered; arithmetic is on numbers."""
+    """JMS selectors are typed when they are defined, as the peers' parsers
+    check them: a condition is a predicate, a property, TRUE, FALSE or NULL
+    (unary plus allowed); NULL is only tested with IS NULL; ordering takes
+    numeric constants and no conditions; a boolean constant on the left of =
+    or <> takes a boolean constant on the right; IN tests a property against
+    string constants. Arithmetic operands are checked only when evaluated."""
     conditions = {id(tree)}
     for node in ast.walk(tree):
         if isinstance(node, (ast.And, ast.Or)):
             conditions.update(id(item) for item in node.items)
         elif isinstance(node, ast.Not):
             conditions.add(id(node.operand))
+        elif isinstance(node, ast.Unary) and node.op == "+" and id(node) in conditions:
+            conditions.add(id(node.operand))
+            continue
         if id(node) in conditions and not (
                 isinstance(node, _CONDITIONS) or
-                (isinstance(node, ast.Literal) and node.typ == "bool")):
+                (isinstance(node, ast.Literal) and node.typ in ("bool", "null"))):
             raise DefinitionProblem(f"a condition is expected here, not {_describe(node)}",
                                     _start(node))
         if isinstance(node, ast.Compare):
             _check_comparison(node)
-        elif isinstance(node, (ast.Binary, ast.Unary)):
-            for operand in node.children():
-                if isinstance(operand, ast.Literal) and operand.typ in ("string", "bool",
-                                                                        "null"):
-                    raise DefinitionProblem(f"arithmetic on {_describe(operand)}",
-                                            operand.offset)
+        elif isinstance(node, ast.Between):
+            for operand in (node.operand, node.low, node.high):
+                _check_ordered(operand, "BETWEEN")
+        elif isinstance(node, ast.In):
+            if not isinstance(node.operand, ast.Name):
+                raise DefinitionProblem("IN tests a property", _start(node.operand))
+            for item in node.items:
+                if not (isinstance(item, ast.Literal) and item.typ == "string"):
+                    raise DefinitionProblem("IN lists string constants", _start(item))
+
+
+def _check_ordered(operand: ast.Node, op: str) -> None:
+    if isinstance(operand, ast.Literal) and operand.typ in ("bool", "string", "null"):
+        raise DefinitionProblem(f"{_describe(operand)} cannot be ordered with {op}",
+                                operand.offset)
+    if isinstance(operand, ast.PREDICATE_NODES):
+        raise DefinitionProblem(f"a condition cannot be ordered with {op}", _start(operand))
 
 
 def _check_comparison(node: ast.Compare) -> None:
-    literals = [o for o in (node.left, node.right) if isinstance(o, ast.Literal)]
-    for operand in literals:
-        if operand.typ == "null":
-            raise DefinitionProblem("NULL is compared only with IS NULL", operand.offset)
-        if node.op in _ORDERING and operand.typ in ("bool", "string"):
-            raise DefinitionProblem(f"{_describe(operand)} cannot be ordered with {node.op}",
-                                    operand.offset)
-    if len(literals) == 2 and (literals[0].typ == "bool") != (literals[1].typ == "bool"):
-        raise DefinitionProblem(f"{_describe(literals[0])} cannot be compared with "
-                                f"{_describe(literals[1])}", node.offset)
     for operand in (node.left, node.right):
-        if isinstance(operand, ast.PREDICATE_NODES):
-            raise DefinitionProblem("a condition cannot be compared", _start(operand))
+        if isinstance(operand, ast.Literal) and operand.typ == "null":
+            raise DefinitionProblem("NULL is compared only with IS NULL", operand.offset)
+        if node.op in _ORDERING:
+            _check_ordered(operand, node.op)
+    left, right = node.left, node.right
+    if isinstance(left, ast.Literal) and isinstance(right, ast.Literal) \
+            and left.typ == "bool" and right.typ != "bool":
+        raise DefinitionProblem(f"{_describe(left)} cannot be compared with "
+                                f"{_describe(right)}", node.offset)
 
 
 def _describe(node: ast.Node) -> str:

@@ -132,9 +132,11 @@ class CodeGenerator:
         value = self.value(node)
         if node.typ in ("bool", "null"):
             return value
-        if not self.semantics.failures:  # a non-boolean is NULL here
+        if not self.semantics.failures:  # a non-boolean is NULL (jms: FALSE) here
             var = self.temp()
-            self.emit(f"{var} = {value} if {value} is True or {value} is False else None")
+            other = self.semantics.non_boolean_condition
+            cast = "None" if other is None else f"(None if {value} is None else {other!r})"
+            self.emit(f"{var} = {value} if {value} is True or {value} is False else {cast}")
             return var
         self.emit(f"if {value} is not True and {value} is not False "
                   f"and {value} is not None:")
@@ -228,13 +230,13 @@ class CodeGenerator:
                     "exact": f"({left} // {right} if not {left} % {right} else "
                              f"{left} / {right}) if {right} else _NAN",
                     "true": f"{left} / {right} if {right} else None",
-                    "truncate": slow}[division]))
+                    "double": slow}[division]))
             if nums:
                 zero = "_NAN" if self.semantics.failures else slow
                 paths.append((nums, f"{left} / {right} if {right} else {zero}"))
         elif op == "%" and ints:
             paths.append((f"{ints} and {left} >= 0 and {right} > 0", f"{left} % {right}"))
-        if not paths:
+        if not paths or not self.semantics.inline_arithmetic:
             self.emit(f"{var} = {slow}")
             return var
         int_range = self.semantics.int_range
@@ -342,8 +344,10 @@ class CodeGenerator:
         value, py = constant.value, _PY_OP[op]
         literal = self.const(value)
         fallback = f"_compare({op!r}, {subject}, {literal})"
+        if value.__class__ is not int and value.__class__ in INT_CLASSES:
+            literal = repr(int(value))   # a Java Integer constant compares by value
         paths: list[tuple[str, str]] = []
-        is_float = f"{subject}.__class__ is float"
+        is_float = self.is_float(subject)
         is_decimal = f"{subject}.__class__ is _Decimal"
         not_nan = f"if {subject} == {subject} else None"
         decimals = self.semantics.decimal_fast_paths
@@ -357,7 +361,8 @@ class CodeGenerator:
                 paths.append((is_float, f"({subject} {py} {as_float}) {not_nan}"))
                 if decimals:
                     paths.append((is_decimal, f"({subject} {py} {literal}) {not_nan}"))
-        elif constant.typ == "float" and not math.isnan(value):
+        elif constant.typ == "float" and not math.isnan(value) and not (
+                self.semantics.java_floats and value == 0):
             paths = [(is_float, f"({subject} {py} {literal}) {not_nan}")]
         elif constant.typ == "decimal" and decimals:
             as_float = self.const(float(value))
@@ -369,6 +374,13 @@ class CodeGenerator:
                       f"{subject} {'is' if op == '=' else 'is not'} {literal}")]
         self._typed_branch(var, subject, paths, fallback)
 
+    def is_float(self, subject: str) -> str:
+        """A test that ``subject`` is a double Python compares as the dialect does
+        (jms: Java orders NaN and -0.0 its own way, so those take the slow path)."""
+        if self.semantics.java_floats:
+            return f"{subject}.__class__ is float and {subject} == {subject} and {subject} != 0"
+        return f"{subject}.__class__ is float"
+
     def gen_Between(self, node: ast.Between) -> str:
         subject = self.value(node.operand)
         low, high = node.low, node.high
@@ -379,7 +391,7 @@ class CodeGenerator:
             lo, hi = self.const(low.value), self.const(high.value)
             flo, fhi = self.const(float(low.value)), self.const(float(high.value))
             paths = [(f"{subject}.__class__ in _INTS_TS", f"{not_}({lo} <= {subject} <= {hi})"),
-                     (f"{subject}.__class__ is float",
+                     (self.is_float(subject),
                       f"{not_}({flo} <= {subject} <= {fhi}) if {subject} == {subject} else None")]
             if self.semantics.decimal_fast_paths:
                 paths.append((f"{subject}.__class__ is _Decimal",
@@ -440,12 +452,14 @@ class CodeGenerator:
         """The cheapest expression matching ``subject`` against a constant pattern:
         plain string tests for patterns with at most one ``%`` (and ``%x%``), a
         precompiled linear matcher otherwise."""
-        segments = like_module._segments(pattern, escape)
+        mode = self.semantics.like_escapes
+        segments = like_module._segments(pattern, escape, mode)
         if len(segments) == 3 and not segments[0] and not segments[2] \
                 and segments[1] and None not in segments[1]:
             return f"{self.const(''.join(segments[1]))} in {subject}"  # type: ignore[arg-type]
         if len(segments) > 2:
-            return f"{self.hoist('like', like_module.compile_like(pattern, escape))}({subject})"
+            matcher = like_module.compile_like(pattern, escape, mode)
+            return f"{self.hoist('like', matcher)}({subject})"
         head, tail = segments[0], (segments[1] if len(segments) == 2 else None)
         checks = []
         if tail is None:

@@ -68,6 +68,8 @@ class Dialect:
     numbers: str = "amqp"              # number literal forms: amqp | jms | rabbitmq
     binary_constants: str | None = "any"   # any | upper (hex digits) | None: 0x.. is an integer
     delimited_identifiers: str | None = "nonempty"   # nonempty | any | None
+    quoted_identifiers: bool = False   # "name" is an identifier (Artemis, Qpid)
+    comments: bool = False             # /* */ and -- line comments
     not_equal_bang: bool = True        # != as well as <>
     modulo: bool = True
     max_integer: int | None = (1 << 64) - 1
@@ -99,9 +101,11 @@ class Dialect:
 AMQP = Dialect("amqp")
 
 JMS = Dialect(
-    "jms", keywords=JMS_KEYWORDS, identifier=r"[^\W\d][\w$]*|\$[\w$]*",
-    string_quotes="'", numbers="jms", binary_constants=None, delimited_identifiers=None,
-    not_equal_bang=False, modulo=False, max_integer=None, hyphenated_sections=False,
+    "jms", keywords=JMS_KEYWORDS, reserved=frozenset({"XPATH", "XQUERY"}),
+    identifier=r"[A-Za-z_$][A-Za-z0-9_$]*", string_quotes="'", numbers="jms",
+    binary_constants=None, delimited_identifiers=None, quoted_identifiers=True, comments=True,
+    not_equal_bang=False, max_integer=None, hyphenated_sections=False,
+    whitespace=" \t\n\r\f",
     section_qualifiers=(), jms_headers=True, functions=(), vendor_functions=False,
     allow_exists=False, allow_composite_references=False, typed_predicates=True,
     literal_patterns=True, semantics="jms")

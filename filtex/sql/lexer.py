@@ -17,10 +17,9 @@ import threading
 from decimal import Decimal
 
 import ply.lex as lex
-from proton import float32
+from proton import int32
 
 from ..errors import DefinitionProblem
-from ..values import double_value
 from .dialects import Dialect
 
 KEYWORDS = ("AND", "OR", "NOT", "IS", "NULL", "LIKE", "ESCAPE", "IN", "BETWEEN",
@@ -40,17 +39,11 @@ _HYPHENATED = {"application-properties": "application_properties",
 
 
 def _java_integer(text: str) -> int:
+    """A Java integer literal: an Integer (``int32``) in int range, else a Long;
+    a leading 0 is octal."""
     digits = text.rstrip("lL")
-    if len(digits) > 1 and digits[0] == "0":
-        return int(digits, 8)  # Java: a leading 0 is octal
-    return int(digits)
-
-
-def _java_float(text: str) -> float:
-    value = float(text.rstrip("fFdD"))
-    if text[-1] in "fF":  # a float literal holds its single-precision value
-        return double_value(float32(value))
-    return value
+    value = int(digits, 8) if digits[0] == "0" else int(digits)
+    return int32(value) if -(1 << 31) <= value < (1 << 31) else value
 
 
 NUMBER_FORMS = {
@@ -59,9 +52,9 @@ NUMBER_FORMS = {
              (re.compile(r"(?:\d+\.\d+|\d+)[eE][+-]?\d+"), "APPROX", float)),
     "rabbitmq": ((re.compile(r"\d+"), "INTEGER", int),
                  (re.compile(r"\d+\.\d+(?:E[+-]?\d+)?"), "APPROX", float)),
-    "jms": ((re.compile(r"(?:0|[1-9]\d*|0[0-7]+)[lL]?"), "INTEGER", _java_integer),
-            (re.compile(r"(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?|\d+(?:[eE][+-]?\d+[fFdD]?"
-                        r"|[fFdD])"), "APPROX", _java_float)),
+    "jms": ((re.compile(r"[1-9]\d*[lL]?|0[0-7]*"), "INTEGER", _java_integer),
+            (re.compile(r"(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+"), "APPROX",
+             float)),
 }
 
 
@@ -91,6 +84,15 @@ class _Rules:
     t_DOT = r"\."
     t_RBRACKET = r"\]"
     t_COLON = r":"
+
+    def t_COMMENT(self, t):
+        r"/\*(?:.|\n)*?\*/|--[^\r\n]*(?:\r\n|\r|\n)"
+        # JMS selectors as the peers parse them: /* */ and -- to the end of a line
+        if not t.lexer.dialect.comments:
+            t.lexer.lexpos = t.lexpos + 1   # not a comment here: one '/' or '-'
+            t.type, t.value = ("DIVIDE", "/") if t.value[0] == "/" else ("MINUS", "-")
+            return t
+        t.lexer.lineno += t.value.count("\n")
 
     def t_NE(self, t):
         r"<>|!="
@@ -126,9 +128,12 @@ class _Rules:
         dialect = t.lexer.dialect
         digits = t.value[2:]
         if dialect.binary_constants is None:  # a hexadecimal integer (Java)
-            if not re.fullmatch(r"[0-9A-Fa-f]+[lL]?", digits):
+            if not re.fullmatch(r"[0-9A-Fa-f]+", digits):
                 raise DefinitionProblem(f"malformed hexadecimal number {t.value!r}", t.lexpos)
-            t.type, t.value = "INTEGER", int(digits.rstrip("lL"), 16)
+            if int(digits, 16) > (1 << 63) - 1:
+                raise DefinitionProblem(f"hexadecimal number {t.value} is larger than a long",
+                                        t.lexpos)
+            t.type, t.value = "INTEGER", _java_integer(str(int(digits, 16)))
             return t
         hex_digits = "[0-9A-F]+" if dialect.binary_constants == "upper" else "[0-9A-Fa-f]+"
         if not digits or not re.fullmatch(hex_digits, digits):
@@ -148,6 +153,9 @@ class _Rules:
                 break
         else:
             raise DefinitionProblem(f"malformed number {text!r}", t.lexpos)
+        if dialect.numbers == "jms" and kind == "INTEGER" and text[0] == "0" \
+                and int(text, 8) > (1 << 63) - 1:
+            raise DefinitionProblem(f"octal number {text} is larger than a long", t.lexpos)
         t.type, t.value = kind, convert(text)
         if kind == "INTEGER" and dialect.max_integer is not None \
                 and t.value > dialect.max_integer:
@@ -158,6 +166,9 @@ class _Rules:
     def t_STRING(self, t):
         r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\""
         quote = t.value[0]
+        if quote == '"' and t.lexer.dialect.quoted_identifiers:
+            t.type, t.value = "DIDENT", t.value[1:-1].replace('""', '"')
+            return t
         if quote not in t.lexer.dialect.string_quotes:
             raise DefinitionProblem(f"strings are quoted with {t.lexer.dialect.string_quotes} "
                                     f"in the {t.lexer.dialect.name} dialect", t.lexpos)
