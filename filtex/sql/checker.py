@@ -203,7 +203,8 @@ class Checker:
         if pattern.typ != "string":
             return  # a failure at evaluation, as for any non-string operand
         try:
-            like.compile_like(pattern.value, None if escape is None else escape.value)
+            like.compile_like(pattern.value, None if escape is None else escape.value,
+                              self.semantics.like_escapes)
         except like.PatternError as exc:
             raise DefinitionProblem(str(exc), pattern.offset) from None
 

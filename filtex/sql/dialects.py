@@ -114,6 +114,7 @@ RABBITMQ = Dialect(
     "rabbitmq", keywords=RABBITMQ_KEYWORDS, keyword_case="upper",
     reserved=frozenset({"EXISTS", "INF", "NAN", *FUNCTION_ARITY}),
     identifier=r"[A-Za-z][A-Za-z0-9_]*", numbers="rabbitmq", binary_constants="upper",
+    max_integer=None,
     delimited_identifiers="any", hyphenated_sections=False,
     section_qualifiers=(("header", "header"), ("h", "header"), ("properties", "properties"),
                         ("p", "properties"), ("application_properties", "application_properties"),
