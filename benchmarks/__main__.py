@@ -2,7 +2,8 @@
 side by side in one run, printed as a table with ratios (shared machines are
 noisy: compare ratios, not absolute times).
 
-- compiled: ``filtex.compile_sql(text).evaluate``
+- compiled: ``filtex.compile_sql(text).evaluate`` (and for the jms and rabbitmq
+  tables ``compile_sql(text, dialect)``)
 - hand: the hand-written function of ``benchmarks/cases.py``
 - reference: the tree-walking reference evaluator of ``tests/reference.py``
 
@@ -20,8 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.cases import CASES, PROPERTY_CASES, make_messages  # noqa: E402
+from benchmarks.dialect_cases import DIALECT_CASES, make_dialect_messages  # noqa: E402
 from benchmarks.suite import (LONG_FILTER, compile_microseconds, measure_case,  # noqa: E402
-                              measure_property_case)
+                              measure_dialect_case, measure_property_case)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,6 +57,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {case.name:<18} | {t['property']:>11.0f} | {t['hand']:>8.0f} "
               f"| {t['sql']:>8.0f} | {t['property'] / t['hand']:>12.2f}x "
               f"| {t['sql'] / t['property']:>11.1f}x |")
+    print("\nThe peers' most complex expressions, in their dialects:\n")
+    header = (f"| {'filter':<18} | {'dialect':<8} | {'compiled ns':>11} | {'hand ns':>8} "
+              f"| {'compiled/hand':>13} |")
+    print(header)
+    print("|" + "|".join("-" * (len(c)) for c in header.split("|")[1:-1]) + "|")
+    for case in DIALECT_CASES:
+        t = measure_dialect_case(case, make_dialect_messages(case), args.rounds, args.loops)
+        print(f"| {case.name:<18} | {case.dialect:<8} | {t['compiled']:>11.0f} "
+              f"| {t['hand']:>8.0f} | {t['compiled'] / t['hand']:>12.2f}x |")
     cold, hit = compile_microseconds()
     print(f"compile {len(LONG_FILTER)}-character filter: {cold:.0f} us cold, "
           f"{hit:.2f} us cache hit")

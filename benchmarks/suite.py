@@ -74,3 +74,14 @@ def measure_property_case(case, messages, rounds: int, loops: int) -> dict[str, 
         for name, fn in variants.items():
             best[name] = min(best[name], time_per_message(fn, messages, loops))
     return best
+
+
+def measure_dialect_case(case, messages, rounds: int, loops: int) -> dict[str, float]:
+    """ns/message for a jms/rabbitmq filter and its hand-written twin."""
+    variants = {"compiled": filtex.compile_sql(case.sql, case.dialect).evaluate,
+                "hand": case.hand}
+    best = {name: float("inf") for name in variants}
+    for _ in range(rounds):
+        for name, fn in variants.items():
+            best[name] = min(best[name], time_per_message(fn, messages, loops))
+    return best

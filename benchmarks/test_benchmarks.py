@@ -10,6 +10,7 @@ import pytest
 
 import filtex
 from benchmarks.cases import CASES, make_messages
+from benchmarks.dialect_cases import DIALECT_CASES, make_dialect_messages
 from benchmarks.suite import LONG_FILTER, reference_function
 from filtex import compiler
 
@@ -32,6 +33,20 @@ def test_evaluate(benchmark, case, variant):
     benchmark.group = case.name
     benchmark.extra_info["messages"] = len(MESSAGES)
     benchmark(_sweep(fn))
+
+
+@pytest.mark.parametrize("variant", ["compiled", "hand"])
+@pytest.mark.parametrize("case", DIALECT_CASES, ids=[c.name for c in DIALECT_CASES])
+def test_evaluate_dialect(benchmark, case, variant):
+    messages = make_dialect_messages(case)
+    fn = (filtex.compile_sql(case.sql, case.dialect).evaluate if variant == "compiled"
+          else case.hand)
+    benchmark.group = f"{case.dialect}:{case.name}"
+
+    def run():
+        for message in messages:
+            fn(message)
+    benchmark(run)
 
 
 def test_compile_cold(benchmark):

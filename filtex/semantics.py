@@ -65,6 +65,10 @@ class Semantics:
     non_boolean_condition = None   # (lenient dialects) what a non-boolean condition is
     java_floats = False
 
+    def other_type(self, test: str, op: str = "=", negated: bool = False) -> str | None:
+        """Inline result for values of other types, or None: the runtime decides."""
+        return None
+
     def namespace(self) -> dict[str, Callable]:
         """The operations generated code calls, by their generated names."""
         return {"_compare": self.compare, "_arith": self.arith, "_negate": self.negate,
@@ -274,6 +278,28 @@ class Jms(Lenient):
     def order(self, op: str, left: Any, right: Any) -> bool:
         key = _java_key(left, right)
         return False if key is None else runtime.OPS[op](*key)
+
+    def other_type(self, test: str, op: str = "=", negated: bool = False) -> str | None:
+        """Python source for the result of a test against constants when the
+        value is neither NULL nor a String (the generated fast path's else)."""
+        if test == "compare-string" and op in ("=", "<>"):
+            return repr(op == "<>")   # a String never equals another Java type
+        if test == "in-strings":
+            return "None"             # IN on a non-string is unknown
+        if test == "like":
+            return repr(negated)      # LIKE on a non-string is FALSE
+        return None
+
+    def between(self, value: Any, low: Any, high: Any,  # type: ignore[override]
+                negate: bool = False) -> bool | None:
+        """The peers build BETWEEN as v >= lo AND v <= hi, and NOT BETWEEN as
+        v < lo OR v > hi (so NOT BETWEEN is FALSE, too, for unlike types)."""
+        if not negate:
+            return super().between(value, low, high)
+        below, above = self.compare("<", value, low), self.compare(">", value, high)
+        if below is True or above is True:
+            return True
+        return None if below is None or above is None else False
 
     def in_values(self, value: Any, items: tuple) -> bool | None:  # type: ignore[override]
         value = None if value is None else self.view(value)

@@ -36,7 +36,7 @@ BASE_NAMESPACE = {
     "_Failure": EvaluationFailure, "_INTS": INT_CLASSES, "_NAN": math.nan,
     "_INTS_TS": INT_CLASSES | {timestamp}, "_NUMS": INT_CLASSES | {float},
     "_FLOATS": FLOAT_CLASSES, "_NUMS_F": INT_CLASSES | FLOAT_CLASSES,
-    "_Decimal": Decimal, "_double": double_value, "_STRS": frozenset({str, symbol}),
+    "_Decimal": Decimal, "_double": double_value, "_ONCE": (None,), "_STRS": frozenset({str, symbol}),
     "_map_get": runtime.map_get, "_map_has": runtime.map_has,
     "_item_get": runtime.item_get, "_item_has": runtime.item_has, "_negated": runtime.negated,
     **{f"_derived_{name}": fn for name, fn in runtime.DERIVED.items()},
@@ -61,6 +61,7 @@ class CodeGenerator:
         self._sections: dict[str, str] = {}
         self._fields: dict[tuple, str] = {}
         self._temps = 0
+        self._loops = 0
 
     # --- plumbing ---------------------------------------------------------------
 
@@ -280,6 +281,8 @@ class CodeGenerator:
         return self._junction(node.items, "True", "False")
 
     def _junction(self, items: tuple, decisive: str, neutral: str) -> str:
+        if not self.semantics.failures and self._loops < _MAX_LOOPS:
+            return self._short_circuit(items, decisive, neutral)
         values = [self.condition(item) for item in items]
         var = self.temp()
         if all(isinstance(item, _NEVER_NULL) for item in items):
@@ -290,6 +293,26 @@ class CodeGenerator:
         any_null = " or ".join(f"{v} is None" for v in values)
         self.emit(f"{var} = {decisive} if {any_decisive} else "
                   f"(None if {any_null} else {neutral})")
+        return var
+
+    def _short_circuit(self, items: tuple, decisive: str, neutral: str) -> str:
+        """AND/OR that stops at the first decisive item. Only where evaluation
+        cannot fail (jms, rabbitmq): in amqp a failure in a later item must still
+        make the filter unknown. A one-pass loop gives ``break`` without nesting."""
+        var = self.temp()
+        self.emit(f"{var} = {neutral}")
+        self.emit("for _ in _ONCE:")
+        self.depth += 1
+        self._loops += 1
+        for item in items:
+            value = self.condition(item)
+            self.emit(f"if {value} is {decisive}:")
+            self.emit(f"    {var} = {decisive}")
+            self.emit("    break")
+            if not isinstance(item, _NEVER_NULL):
+                self.emit(f"if {value} is None: {var} = None")
+        self._loops -= 1
+        self.depth -= 1
         return var
 
     def gen_Not(self, node: ast.Not) -> str:
@@ -372,6 +395,8 @@ class CodeGenerator:
         elif constant.typ == "bool" and op in ("=", "<>"):
             paths = [(f"{subject} is True or {subject} is False",
                       f"{subject} {'is' if op == '=' else 'is not'} {literal}")]
+        if constant.typ == "string" and paths:
+            fallback = self.semantics.other_type("compare-string", op) or fallback
         self._typed_branch(var, subject, paths, fallback)
 
     def is_float(self, subject: str) -> str:
@@ -419,6 +444,8 @@ class CodeGenerator:
             guard = (self.is_string(subject) if kinds == {"string"}
                      else f"{subject}.__class__ in _INTS")
             paths = [(guard, f"{subject} {not_}in {members}")]
+            if kinds == {"string"}:
+                slow = self.semantics.other_type("in-strings") or slow
         self._typed_branch(var, subject, paths, slow)
         return var
 
@@ -439,6 +466,7 @@ class CodeGenerator:
                                      None if escape is None else escape.value)
         if node.negated:
             fast = f"not ({fast})"
+        slow = self.semantics.other_type("like", negated=node.negated) or slow
         self._typed_branch(var, subject, [(self.is_string(subject), fast)], slow)
         return var
 
@@ -498,6 +526,9 @@ class CodeGenerator:
                          else f"{subject}.endswith({literal})")
         return tests
 
+
+# Short-circuit loops nest at most this deep (CPython allows 20 nested blocks).
+_MAX_LOOPS = 12
 
 # Predicates whose value is always True or False, never NULL.
 _NEVER_NULL = (ast.Exists, ast.IsNull)
