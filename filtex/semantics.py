@@ -106,18 +106,6 @@ class Lenient(Semantics):
         """Two present values, as the dialect sees them."""
         raise NotImplementedError
 
-    def in_values(self, value: Any, items: tuple) -> bool | None:  # type: ignore[override]
-        if value is None or self.view(value) is None:
-            return None
-        result: bool | None = False
-        for item in items:
-            found = self.compare("=", value, item)
-            if found:
-                return True
-            if found is None:
-                result = None
-        return result
-
     def between(self, value: Any, low: Any, high: Any,  # type: ignore[override]
                 negate: bool = False) -> bool | None:
         above = self.compare(">=", value, low)
