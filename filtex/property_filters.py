@@ -111,8 +111,8 @@ assert set(FIELD_TYPES["properties"]) == set(PROPERTIES_FIELDS)
 def _fits(ref: Any, allowed: tuple) -> bool:
     kind = kind_of(ref)
     for option in allowed:
-        if option == "symbol":
-            return ref.__class__ is symbol
+        if option == "symbol" and ref.__class__ is symbol:
+            return True
         if option == "bool" and kind == BOOL:
             return True
         if option in _INTEGER_RANGES and kind == INT:

@@ -57,7 +57,7 @@ class Semantics:
     string_ops = frozenset({"=", "<>", "<", "<=", ">", ">="})
     decimal_fast_paths = True      # Decimal compares with ints by value
     char_is_string = True          # a char compares as a one-character string
-    int_division = "exact"         # 7 / 2 = 3.5, 6 / 2 = 3
+    int_division = "exact"         # inline int /: 7 / 2 = 3.5, 6 / 2 = 3 ("true": always float)
     int_range: tuple | None = (runtime.LONG_MIN, runtime.ULONG_MAX)   # else NaN
     null_view = False              # IS NULL tests the value as read
     inline_arithmetic = True       # int and float arithmetic inline (else the runtime's)
@@ -116,82 +116,6 @@ class Lenient(Semantics):
             inside = None if (above is None or below is None) else True
         return inside if inside is None else inside != negate
 
-    def predicate(self, value: Any) -> bool | None:  # type: ignore[override]
-        return value if value is True or value is False else None
-
-    def number(self, value: Any) -> Any:
-        """The value as a number of this dialect, or None."""
-        value = self.view(value)
-        kind = kind_of(value)
-        if kind == INT:
-            return int(value)
-        if kind == FLOAT:
-            return double_value(value)
-        if kind == DECIMAL:
-            return decimal_value(value)
-        return None
-
-    def arith(self, op: str, left: Any, right: Any) -> Any:  # type: ignore[override]
-        if left is None or right is None:
-            return None
-        a, b = self.number(left), self.number(right)
-        if a is None or b is None:
-            return None
-        try:
-            if a.__class__ is int and b.__class__ is int:
-                return self.int_arith(op, a, b)
-            return self.float_arith(op, float(a), float(b))
-        except (ArithmeticError, ValueError):
-            return None
-
-    def int_arith(self, op: str, a: int, b: int) -> Any:
-        if op == "+":
-            return a + b
-        if op == "-":
-            return a - b
-        if op == "*":
-            return a * b
-        if b == 0:
-            return None
-        if op == "%":
-            rem = abs(a) % abs(b)
-            return -rem if a < 0 else rem
-        return a / b
-
-    def float_arith(self, op: str, a: float, b: float) -> Any:
-        if op == "%":
-            return None if b == 0 else math.fmod(a, b)
-        if op == "/":
-            if b == 0:
-                return None
-            return a / b
-        return a + b if op == "+" else a - b if op == "-" else a * b
-
-    def negate(self, value: Any) -> Any:  # type: ignore[override]
-        number = None if value is None else self.number(value)
-        return None if number is None else -number
-
-    def plus(self, value: Any) -> Any:  # type: ignore[override]
-        return None if value is None else self.number(value)
-
-    def like(self, value: Any, pattern: Any, negated: bool,  # type: ignore[override]
-             *escape: Any) -> bool | None:
-        if value is None or pattern is None or (escape and escape[0] is None):
-            return None
-        text = self.like_text(self.view(value))
-        if text is None or kind_of(pattern) != STRING or \
-                (escape and (kind_of(escape[0]) != STRING or len(escape[0]) != 1)):
-            return None
-        try:
-            matcher = compile_like(str(pattern), str(escape[0]) if escape else None)
-        except PatternError:
-            return None
-        return matcher(text) != negated
-
-    def like_text(self, value: Any) -> str | None:
-        """The text LIKE matches a value as, or None (not a string)."""
-        return str(value) if kind_of(value) == STRING else None
-
 
 class Jms(Lenient):
     """JMS selectors where ActiveMQ, Artemis and Qpid Broker-J agree (their
@@ -209,8 +133,6 @@ class Jms(Lenient):
     string_ops = frozenset({"=", "<>"})
     decimal_fast_paths = False     # decimals are doubles in JMS
     char_is_string = False         # a Java char is not a String
-    int_division = "double"        # 7 / 2 = 3.5, 1 / 0 = Infinity
-    int_range = None
     inline_arithmetic = False      # Java widths and wrapping decide: the runtime does it
     like_escapes = "jms"
     non_boolean_condition = False  # a bare non-boolean property is FALSE
@@ -493,29 +415,72 @@ class RabbitMQ(Lenient):
             return None
         return any(self.compare("=", value, item) for item in items)
 
-    def int_arith(self, op: str, a: int, b: int) -> Any:
-        if op == "/":
-            return None if b == 0 else a / b
-        return super().int_arith(op, a, b)
-
-    def float_arith(self, op: str, a: float, b: float) -> Any:
-        if op == "%":
-            return None   # rem is for integers only
-        result = super().float_arith(op, a, b)
-        # Erlang raises badarith rather than produce an infinity
-        return result if result is None or result - result == 0 else None
-
     def number(self, value: Any) -> Any:
+        """The value as an Erlang number, or None."""
         value = self.view(value)
         return value if value.__class__ in (int, float) else None
 
+    def predicate(self, value: Any) -> bool | None:  # type: ignore[override]
+        return value if value is True or value is False else None
+
+    def arith(self, op: str, left: Any, right: Any) -> Any:  # type: ignore[override]
+        if left is None or right is None:
+            return None
+        a, b = self.number(left), self.number(right)
+        if a is None or b is None:
+            return None
+        try:
+            if a.__class__ is int and b.__class__ is int:
+                return self.int_arith(op, a, b)
+            return self.float_arith(op, float(a), float(b))
+        except (ArithmeticError, ValueError):
+            return None
+
+    def int_arith(self, op: str, a: int, b: int) -> Any:
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        if b == 0:
+            return None
+        if op == "%":
+            rem = abs(a) % abs(b)
+            return -rem if a < 0 else rem
+        return a / b
+
+    def float_arith(self, op: str, a: float, b: float) -> Any:
+        if op == "%" or (op == "/" and b == 0):
+            return None   # rem is for integers only; no division by zero
+        result = a / b if op == "/" else a + b if op == "+" else a - b if op == "-" else a * b
+        # Erlang raises badarith rather than produce an infinity
+        return result if result - result == 0 else None
+
+    def negate(self, value: Any) -> Any:  # type: ignore[override]
+        number = None if value is None else self.number(value)
+        return None if number is None else -number
+
+    def plus(self, value: Any) -> Any:  # type: ignore[override]
+        return None if value is None else self.number(value)
+
     def like(self, value: Any, pattern: Any, negated: bool,  # type: ignore[override]
              *escape: Any) -> bool | None:
-        subject = None if value is None else self.view(value)
+        if value is None or pattern is None or (escape and escape[0] is None):
+            return None
+        subject = self.view(value)
+        if kind_of(pattern) != STRING or \
+                (escape and (kind_of(escape[0]) != STRING or len(escape[0]) != 1)):
+            return None
+        pattern, escape_char = str(pattern), str(escape[0]) if escape else None
         if subject.__class__ is bytes:
-            return self.like_bytes(subject, str(pattern), str(escape[0]) if escape else None,
-                                   negated)
-        return super().like(subject, pattern, negated, *escape)
+            return self.like_bytes(subject, pattern, escape_char, negated)
+        if subject.__class__ is not str:
+            return None   # LIKE on a number or boolean is unknown
+        try:
+            return compile_like(pattern, escape_char)(subject) != negated
+        except PatternError:
+            return None
 
     @staticmethod
     def like_bytes(subject: bytes, pattern: str, escape: str | None, negated: bool) -> bool | None:
@@ -539,6 +504,3 @@ class RabbitMQ(Lenient):
 
 SEMANTICS = {s.name: s for s in (Semantics(), Jms(), RabbitMQ())}
 
-
-def get_semantics(name: str) -> Semantics:
-    return SEMANTICS[name]

@@ -45,7 +45,6 @@ def well_known(dialect: Dialect) -> dict[str, dict[str, str]]:
                            for s in _spellings(n, dialect.field_spellings)}}
 
 
-
 def measure(tree: ast.Node, dialect: Dialect) -> None:
     """Refuse trees deeper or larger than the dialect allows (iteratively, so a
     pathological tree cannot exhaust the stack before it is refused)."""

@@ -36,7 +36,8 @@ BASE_NAMESPACE = {
     "_Failure": EvaluationFailure, "_INTS": INT_CLASSES, "_NAN": math.nan,
     "_INTS_TS": INT_CLASSES | {timestamp}, "_NUMS": INT_CLASSES | {float},
     "_FLOATS": FLOAT_CLASSES, "_NUMS_F": INT_CLASSES | FLOAT_CLASSES,
-    "_Decimal": Decimal, "_double": double_value, "_ONCE": (None,), "_STRS": frozenset({str, symbol}),
+    "_Decimal": Decimal, "_double": double_value, "_ONCE": (None,),
+    "_STRS": frozenset({str, symbol}),
     "_map_get": runtime.map_get, "_map_has": runtime.map_has,
     "_item_get": runtime.item_get, "_item_has": runtime.item_has, "_negated": runtime.negated,
     **{f"_derived_{name}": fn for name, fn in runtime.DERIVED.items()},
@@ -56,7 +57,7 @@ class CodeGenerator:
         self.prologue: list[str] = []
         self.lines: list[str] = []
         self.depth = 0
-        self.namespace: dict[str, Any] = {} if semantics.failures else semantics.namespace()
+        self.namespace: dict[str, Any] = semantics.namespace()
         self._const_names: dict[tuple, str] = {}
         self._sections: dict[str, str] = {}
         self._fields: dict[tuple, str] = {}
@@ -216,10 +217,12 @@ class CodeGenerator:
         left, right = self.value(node.left), self.value(node.right)
         var, op = self.temp(), node.op
         slow = f"_arith({op!r}, {left}, {right})"
+        if not self.semantics.inline_arithmetic:
+            self.emit(f"{var} = {slow}")
+            return var
         ints = _guards(("int", node.left, left), ("int", node.right, right))
         nums = _guards(("num", node.left, left), ("num", node.right, right))
         paths: list[tuple[str, str]] = []
-        division = self.semantics.int_division
         if op in "+-*":
             if ints:
                 paths.append((ints, f"{left} {op} {right}"))
@@ -227,17 +230,17 @@ class CodeGenerator:
                 paths.append((nums, f"{left} {op} {right}"))
         elif op == "/":
             if ints:
-                paths.append((ints, {
-                    "exact": f"({left} // {right} if not {left} % {right} else "
-                             f"{left} / {right}) if {right} else _NAN",
-                    "true": f"{left} / {right} if {right} else None",
-                    "double": slow}[division]))
+                if self.semantics.int_division == "exact":
+                    paths.append((ints, f"({left} // {right} if not {left} % {right} else "
+                                        f"{left} / {right}) if {right} else _NAN"))
+                else:
+                    paths.append((ints, f"{left} / {right} if {right} else None"))
             if nums:
                 zero = "_NAN" if self.semantics.failures else slow
                 paths.append((nums, f"{left} / {right} if {right} else {zero}"))
         elif op == "%" and ints:
             paths.append((f"{ints} and {left} >= 0 and {right} > 0", f"{left} % {right}"))
-        if not paths or not self.semantics.inline_arithmetic:
+        if not paths:
             self.emit(f"{var} = {slow}")
             return var
         int_range = self.semantics.int_range
@@ -245,9 +248,9 @@ class CodeGenerator:
         for guard, fast in paths:
             self.emit(f"{keyword} {guard}:")
             self.emit(f"    {var} = {fast}")
-            if guard is ints and op != "%" and int_range and fast != slow:
-                # exact integers: only the range can go wrong; the dialect's runtime
-                # says what lies past it (amqp: NaN past long and ulong; jms: wraps)
+            if guard is ints and op != "%" and int_range:
+                # exact integers: only the range can go wrong; the runtime says
+                # what lies past it (amqp: NaN past long and ulong)
                 self.emit(f"    if {var}.__class__ is int and "
                           f"({var} < {int_range[0]} or {var} > {int_range[1]}): "
                           f"{var} = {slow}")

@@ -84,7 +84,7 @@ class Dialect:
     allow_between: bool = True
     allow_exists: bool = True
     allow_composite_references: bool = True
-    typed_predicates: bool = False     # a constant or arithmetic where a condition belongs is an error
+    typed_predicates: bool = False     # a constant or arithmetic as a condition is an error
     literal_patterns: bool = False     # LIKE pattern and ESCAPE are string constants
     unary_on_primary_only: bool = False   # - -x is a syntax error (-(-x) is not)
     pattern_control_characters: bool = True   # in a LIKE pattern

@@ -35,9 +35,6 @@ _FIELD_END = frozenset({"IDENT", "DIDENT", "RBRACKET"})
 _HYPHENATED = {"application-properties": "application_properties",
                "delivery-annotations": "delivery_annotations",
                "message-annotations": "message_annotations"}
-# Number literal forms per dialect: (pattern, token kind, value from text).
-
-
 def _java_integer(text: str) -> int:
     """A Java integer literal: an Integer (``int32``) in int range, else a Long;
     a leading 0 is octal."""
@@ -46,6 +43,7 @@ def _java_integer(text: str) -> int:
     return int32(value) if -(1 << 31) <= value < (1 << 31) else value
 
 
+# Number literal forms per dialect: (pattern, token kind, value from text).
 NUMBER_FORMS = {
     "amqp": ((re.compile(r"\d+"), "INTEGER", int),
              (re.compile(r"\d+\.\d+"), "DECIMAL", Decimal),
