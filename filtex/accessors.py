@@ -4,15 +4,19 @@ generator and a message representation.
 The generator never writes ``message.something`` itself; it asks an accessor
 for the Python expression that reads a section, a field, or a field's
 presence. Evaluating another representation (``proton.Message``, an Arrow row)
-is a new accessor, not a new generator. Keys reach the source only through
-``repr`` of a ``str``, a validated literal.
+is a new accessor, not a new generator. A key reaches an accessor as a Python
+expression the generator made: ``repr`` of an exact ``str`` (``key_literal``),
+or the hoisted name of a constant.
 """
 from __future__ import annotations
 
 
 def key_literal(key: str) -> str:
-    """A map key as a Python string literal (never raw filter text)."""
-    return repr(str(key))
+    """A string key as a Python literal: ``repr`` of an exact ``str`` copy, so a
+    ``str`` subclass's own ``__repr__``/``__str__`` never reach generated code."""
+    if not isinstance(key, str):
+        raise TypeError(f"a key literal is made from a str, not {type(key).__name__}")
+    return repr(str.__str__(key))
 
 
 class MessageAccessor:
@@ -27,8 +31,9 @@ class MessageAccessor:
         return f"message.{section}"
 
     def field(self, section: str, section_var: str, key: str) -> str:
-        """Expression for a field's value (None when absent)."""
-        return f"{section_var}.get({key_literal(key)})"
+        """Expression for a field's value (None when absent); ``key`` is an
+        expression for the key."""
+        return f"{section_var}.get({key})"
 
     def present(self, section: str, section_var: str, key: str) -> str:
         """Expression that is True iff the field really is present.
@@ -37,8 +42,8 @@ class MessageAccessor:
         The other sections are maps: an entry with a null value is present.
         """
         if section in ("header", "properties"):
-            return f"{section_var}.get({key_literal(key)}) is not None"
-        return f"{key_literal(key)} in {section_var}"
+            return f"{section_var}.get({key}) is not None"
+        return f"{key} in {section_var}"
 
     def connection(self) -> str:
         """Expression for the id of the connection the message arrived on."""

@@ -1,67 +1,118 @@
 """Filter text to a ``Filter``: lex, parse, check, generate, compile; cached.
 
-The cache is the one piece of global mutable state: a bounded LRU keyed by
-``(text, dialect)``, so a subscription's filter is compiled once however many
-links use it.
+The cache is the one piece of global mutable state: an LRU bounded in entries
+and in bytes, keyed by the filter's definition (text, dialect, limits and the
+bound parameters as typed values), so a subscription's filter is compiled once
+however many links use it.
 """
 from __future__ import annotations
 
 import hashlib
-import linecache
 import types
-from functools import lru_cache
+from typing import Any, Mapping
 
-from .errors import DefinitionProblem, FilterError, line_and_column
+from .cache import BoundedCache
+from .errors import DefinitionProblem, FilterError, internal_error, line_and_column
 from .filter import Filter
+from .limits import Limits, check_limits, exceeded
 from .semantics import SEMANTICS
 from .sql.checker import Checker
 from .sql.codegen import BASE_NAMESPACE, CodeGenerator
 from .sql.dialects import get_dialect
+from .sql.parameters import normalize_parameters
 from .sql.parser import parse
 
-CACHE_SIZE = 4096
+CACHE_ENTRIES = 4096
+CACHE_BYTES = 64 << 20
+_cache = BoundedCache(CACHE_ENTRIES, CACHE_BYTES,
+                      lambda f: 512 + 2 * len(f.text) + 2 * len(f.source))
 
 
-def compile_sql(text: str, dialect: str = "amqp") -> Filter:
-    """Compile an SQL filter expression; raises ``FilterError`` if it cannot be."""
-    if not isinstance(text, str):
-        raise FilterError(f"an SQL filter is a string, not {type(text).__name__}")
-    if not isinstance(dialect, str):
-        raise FilterError(f"a dialect is named by a string, not {type(dialect).__name__}")
-    return _compile_sql_cached(text, dialect)
+def compile_sql(text: str, dialect: str = "amqp", *, limits: Limits | None = None,
+                parameters: Mapping[str, Any] | None = None) -> Filter:
+    """Compile an SQL filter expression; raises ``FilterError`` if it cannot be.
+
+    ``limits`` bounds what the filter may ask (``filtex.Limits``; the defaults
+    when None). ``parameters`` binds ``@name`` references to typed constants
+    (``compile_sql("region = @r", parameters={"r": "EU"})``); without it ``@``
+    is not part of the language.
+    """
+    try:
+        if not isinstance(text, str):
+            raise FilterError(f"an SQL filter is a string, not {type(text).__name__}")
+        if not isinstance(dialect, str):
+            raise FilterError(f"a dialect is named by a string, not {type(dialect).__name__}")
+        # exact str copies: a str subclass controls none of the steps below
+        text, dialect = str.__str__(text), str.__str__(dialect)
+        limits = check_limits(limits)
+        if len(text) > limits.max_length:
+            raise exceeded("max_length", limits,
+                           f"filter is longer than {limits.max_length:,} characters")
+        bound = normalize_parameters(parameters)
+        key = (text, dialect, limits, None if bound is None else tuple(b[:3] for b in bound))
+        found = _cache.get(key)
+        if found is not None:
+            return found
+        values = None if bound is None else {b[0]: b[3] for b in bound}
+        if values and sum(len(v) for v in values.values()
+                          if v.__class__ in (str, bytes)) > limits.max_length:
+            raise exceeded("max_length", limits, "parameter values are longer than "
+                           f"{limits.max_length:,} characters")
+        compiled = _compile_sql(text, dialect, limits, values)
+    except FilterError:
+        raise
+    except RecursionError:
+        raise exceeded("max_depth", check_limits(limits),
+                       "filter is too deeply nested") from None
+    except Exception as exc:  # a bug in filtex or a hostile object: generic, and logged
+        raise internal_error(exc, "compiling an SQL filter") from None
+    _cache.put(key, compiled)
+    return compiled
 
 
-@lru_cache(maxsize=CACHE_SIZE)
-def _compile_sql_cached(text: str, dialect: str) -> Filter:
+def _compile_sql(text: str, dialect: str, limits: Limits, parameters: dict | None) -> Filter:
     rules = get_dialect(dialect)
     try:
-        tree = Checker(rules).check(parse(text, rules))
-        generator = CodeGenerator(semantics=SEMANTICS[rules.semantics])
+        tree = Checker(rules, limits=limits).check(parse(text, rules, limits, parameters))
+        generator = CodeGenerator(semantics=SEMANTICS[rules.semantics], limits=limits)
         source = generator.generate(tree)
         evaluate, matches = load(source, generator.namespace, f"sql:{dialect}:{text}")
     except DefinitionProblem as problem:
         line, column = line_and_column(text, problem.offset)
-        raise FilterError(problem.problem, line, column) from None
-    except RecursionError:
-        raise FilterError("filter is too deeply nested") from None
-    except FilterError:
-        raise
-    except Exception as exc:  # a bug in filtex: still a FilterError, never a crash
-        raise FilterError(f"cannot compile filter (internal error: "
-                          f"{type(exc).__name__}: {exc})") from exc
-    return Filter(text, dialect, "sql", source, evaluate, matches, tree)
+        raise FilterError(problem.problem, line, column, problem.condition) from None
+    options = {}
+    if parameters is not None:
+        options["parameters"] = parameters
+    if limits is not check_limits(None):
+        options["limits"] = limits
+    return Filter(text, dialect, "sql", source, evaluate, matches, tree, options)
+
+
+class _GeneratedSource:
+    """The ``__loader__`` of a generated function's globals: ``linecache`` asks it
+    for the source only when a traceback needs it, so no source is registered
+    anywhere while nothing fails, and it goes when its filter goes."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def get_source(self, name: str) -> str:
+        return self.source
 
 
 def load(source: str, namespace: dict, identity: str):
     """Compile generated source once; return ``evaluate`` and ``matches``, two
     functions over the same code object (``matches`` defaults ``_mode`` to
-    True). The source is registered with ``linecache`` for tracebacks."""
-    digest = hashlib.sha1(identity.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    filename = f"<filtex {digest}>"
+    True). Tracebacks show the source through the globals' ``__loader__``."""
+    digest = hashlib.sha1(identity.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    filename = f"filtex-generated-{digest}"
     scope = dict(BASE_NAMESPACE)
     scope.update(namespace)
+    scope["__name__"] = filename
+    scope["__loader__"] = _GeneratedSource(source)
     exec(compile(source, filename, "exec"), scope)
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     evaluate = scope["evaluate"]
     matches = types.FunctionType(evaluate.__code__, scope, "matches", (True, None))
     return evaluate, matches
@@ -69,4 +120,9 @@ def load(source: str, namespace: dict, identity: str):
 
 def cache_clear() -> None:
     """Forget every compiled filter (for tests and long-lived reconfiguration)."""
-    _compile_sql_cached.cache_clear()
+    _cache.clear()
+
+
+def cache_info() -> tuple[int, int]:
+    """(entries, estimated bytes) of the compiled-filter cache."""
+    return _cache.stats()

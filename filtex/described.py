@@ -16,22 +16,23 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from proton import Array, Data, Described
+from proton import Array, Data, Described, symbol
 
 from . import descriptors
 from .compiler import compile_sql, load
-from .errors import FilterError
+from .errors import FilterError, internal_error
 from .filter import Filter
+from .limits import DEFAULT_LIMITS, Limits, check_limits, exceeded
 from .message import HEADER_DEFAULTS
 from .property_filters import check_entries, match_value, rabbitmq_match, string_rule
 from .sql import ast
 from .sql.codegen import CodeGenerator
+from .sql.dialects import get_dialect
 from .topic import compile_topic
 from .typed_json import value_from_json
+from .validation import check_value
 from .values import FLOAT_CLASSES, INT_CLASSES, double_value, kind_of
 
-MAX_GROUP_DEPTH = 32
-MAX_GROUP_MEMBERS = 1024
 _GROUPS = ("all", "any", "none", "not")
 _SYMBOL_KEYED = ("delivery_annotations", "message_annotations", "footer")
 
@@ -42,7 +43,7 @@ def _invalid(problem: str) -> FilterError:
 
 # --- input forms -----------------------------------------------------------------------
 
-def _from_json(obj: Mapping) -> tuple[descriptors.FilterType, Any]:
+def _from_json(obj: dict, limits: Limits) -> tuple[descriptors.FilterType, Any]:
     if "described" in obj:
         ftype = descriptors.lookup(obj["described"])
     elif "code" in obj:
@@ -52,19 +53,26 @@ def _from_json(obj: Mapping) -> tuple[descriptors.FilterType, Any]:
     raw = obj.get("value")
     if ftype.kind in _GROUPS:
         return ftype, raw  # members are filter objects themselves
-    return ftype, value_from_json(raw, symbol_keys=ftype.section in _SYMBOL_KEYED)
+    return ftype, value_from_json(raw, symbol_keys=ftype.section in _SYMBOL_KEYED,
+                                  max_depth=limits.max_value_depth)
 
 
-def normalize(f: Any) -> tuple[descriptors.FilterType, Any]:
-    """(filter type, value) of a filter in any accepted form."""
-    if isinstance(f, Described):
-        return descriptors.lookup(f.descriptor), f.value
-    if isinstance(f, tuple) and len(f) == 2:
-        return descriptors.lookup(f[0]), f[1]
-    if isinstance(f, Mapping) and ("described" in f or "code" in f):
-        return _from_json(f)
-    raise _invalid(f"not a filter: {f!r:.80} (expected proton.Described, (descriptor, value) "
-                   "or a filter object)")
+def normalize(f: Any, limits: Limits = DEFAULT_LIMITS) -> tuple[descriptors.FilterType, Any]:
+    """(filter type, value) of a filter in any accepted form. Forms are told
+    apart by exact class: a subclass would control its own ``len`` and ``[]``."""
+    cls = type(f)
+    if cls is Described:
+        ftype, value = descriptors.lookup(f.descriptor), f.value
+    elif cls is tuple and len(f) == 2:
+        ftype, value = descriptors.lookup(f[0]), f[1]
+    elif cls is dict and ("described" in f or "code" in f):
+        ftype, value = _from_json(f, limits)
+    else:
+        raise _invalid(f"not a filter: a {cls.__name__[:40]} (expected proton.Described, "
+                       "(descriptor, value) or a filter object)")
+    if ftype.kind not in _GROUPS:
+        check_value(value, limits, f"a {ftype.name} filter")
+    return ftype, value
 
 
 def _canonical(ftype: descriptors.FilterType, value: Any) -> tuple:
@@ -74,32 +82,71 @@ def _canonical(ftype: descriptors.FilterType, value: Any) -> tuple:
 
 # --- compilation -----------------------------------------------------------------------
 
-def compile_filter(f: Any, dialect: str = "amqp") -> Filter:
+def compile_filter(f: Any, dialect: str = "amqp", *, limits: Limits | None = None) -> Filter:
     """Compile one filter of any type filtex knows; ``FilterError`` otherwise
-    (``condition`` ``amqp:not-implemented`` for an unknown descriptor)."""
-    if isinstance(f, Filter):
+    (``condition`` ``amqp:not-implemented`` for an unknown descriptor,
+    ``amqp:resource-limit-exceeded`` past ``limits``)."""
+    if type(f) is Filter:
         return f
-    return _compile(f, dialect, 0)
+    return _guarded(lambda dialect, limits: _compile(f, dialect, 0, _Budget(limits)), dialect,
+                    limits, "compiling a described filter")
 
 
-def _compile(f: Any, dialect: str, depth: int) -> Filter:
-    if isinstance(f, Filter):
+def _guarded(build, dialect: Any, limits: Any, what: str) -> Filter:
+    """Run ``build(dialect, limits)`` so that nothing but a FilterError leaves it."""
+    try:
+        limits = check_limits(limits)
+        if not isinstance(dialect, str):
+            raise FilterError(f"a dialect is named by a string, not {type(dialect).__name__}")
+        dialect = str.__str__(dialect)
+        get_dialect(dialect)
+        return build(dialect, limits)
+    except FilterError:
+        raise
+    except RecursionError:
+        raise exceeded("max_value_depth", check_limits(limits),
+                       "filter is nested too deeply") from None
+    except Exception as exc:  # a bug, or an object that would not be read: generic, logged
+        raise internal_error(exc, what) from None
+
+
+class _Budget:
+    """Counts the filters of one group tree or filter set against the limits."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.filters = 0
+
+    def take(self) -> None:
+        self.filters += 1
+        if self.filters > self.limits.max_group_filters:
+            raise exceeded("max_group_filters", self.limits,
+                           f"more than {self.limits.max_group_filters:,} filters in one "
+                           "group tree or filter set")
+
+
+def _compile(f: Any, dialect: str, depth: int, budget: _Budget) -> Filter:
+    budget.take()
+    limits = budget.limits
+    if type(f) is Filter:
         return f
-    if depth > MAX_GROUP_DEPTH:
-        raise _invalid(f"group filters nested more than {MAX_GROUP_DEPTH} deep")
-    ftype, value = normalize(f)
-    if isinstance(value, Described):
+    if depth > limits.max_group_depth:
+        raise exceeded("max_group_depth", limits,
+                       f"group filters nested more than {limits.max_group_depth} deep")
+    ftype, value = normalize(f, limits)
+    if type(value) is Described:
         value = value.value
     kind = ftype.kind
+    options = {} if limits is DEFAULT_LIMITS else {"limits": limits}
     if kind == "sql":
-        return compile_sql(_text(value, ftype), dialect)
+        return compile_sql(_text(value, ftype), dialect, **options)
     if kind == "selector":
-        return compile_sql(_text(value, ftype), "jms")
-    generator = _Generator()
+        return compile_sql(_text(value, ftype), "jms", **options)
+    generator = _Generator(limits)
     members: list[Filter] = []
     if kind in _GROUPS:
-        items = _members(value, ftype)
-        members = [_compile(m, dialect, depth + 1) for m in items]
+        items = _members(value, ftype, limits)
+        members = [_compile(m, dialect, depth + 1, budget) for m in items]
         result = generator.group(kind, members)
         text = (str(ftype.name), [_member_text(m) for m in members])
     else:
@@ -107,7 +154,7 @@ def _compile(f: Any, dialect: str, depth: int) -> Filter:
         text = _canonical(ftype, value)
     source = generator.function(result)
     evaluate, matches = load(source, generator.namespace, f"{ftype.name}:{text!r}")
-    return Filter(text, dialect, ftype.name, source, evaluate, matches, tuple(members))
+    return Filter(text, dialect, ftype.name, source, evaluate, matches, tuple(members), options)
 
 
 def _member_text(member: Filter) -> Any:
@@ -121,45 +168,62 @@ def _member_text(member: Filter) -> Any:
 def _text(value: Any, ftype: descriptors.FilterType) -> str:
     if not isinstance(value, str):
         raise _invalid(f"{ftype.name} holds a string, not {type(value).__name__}")
-    return str(value)
+    return str.__str__(value)
 
 
-def _members(value: Any, ftype: descriptors.FilterType) -> list:
-    if ftype.kind == "not" and not isinstance(value, (list, tuple, Array)):
+def _members(value: Any, ftype: descriptors.FilterType, limits: Limits) -> list:
+    if ftype.kind == "not" and type(value) not in (list, tuple, Array):
         value = [value]  # the Apache not-filter is a composite with one field
-    if isinstance(value, Array):
+    if type(value) is Array:
         value = value.elements
-    if not isinstance(value, (list, tuple)):
+    if type(value) not in (list, tuple):
         raise _invalid(f"{ftype.name} holds a list of filters, not {type(value).__name__}")
     if not value:
         raise _invalid(f"{ftype.name} needs at least one filter")
     if ftype.kind == "not" and len(value) != 1:
         raise _invalid(f"{ftype.name} negates exactly one filter, not {len(value)}")
-    if len(value) > MAX_GROUP_MEMBERS:
-        raise _invalid(f"{ftype.name} has more than {MAX_GROUP_MEMBERS} filters")
+    if len(value) > limits.max_group_members:
+        raise exceeded("max_group_members", limits,
+                       f"{ftype.name} has more than {limits.max_group_members:,} filters")
     return list(value)
 
 
-def compile_filter_set(filters: Any, dialect: str = "amqp") -> Filter:
+def compile_filter_set(filters: Any, dialect: str = "amqp", *,
+                       limits: Limits | None = None) -> Filter:
     """A source's filter set: a message passes when every member matches."""
-    if isinstance(filters, Data):
+    return _guarded(lambda dialect, limits: _compile_set(filters, dialect, limits), dialect,
+                    limits, "compiling a filter set")
+
+
+def _compile_set(filters: Any, dialect: str, limits: Limits) -> Filter:
+    if type(filters) is Data:
         filters = _data_object(filters)
-    elif hasattr(filters, "filter") and isinstance(getattr(filters, "filter"), Data):
+    elif type(getattr(filters, "filter", None)) is Data:
         filters = _data_object(filters.filter)
-    if isinstance(filters, Described):
+    if type(filters) is Described:
         filters = filters.value
     if filters is None:
         filters = {}
     if not isinstance(filters, Mapping):
         raise _invalid(f"a filter set is a map of names to filters, not "
                        f"{type(filters).__name__}")
-    members = [_compile(f, dialect, 1) for f in filters.values()]
-    generator = _Generator()
+    if len(filters) > limits.max_set_entries:
+        raise exceeded("max_set_entries", limits,
+                       f"filter set has more than {limits.max_set_entries:,} entries")
+    filters = dict(filters)
+    for name in filters:
+        if type(name) not in (str, symbol):
+            raise _invalid(f"filter set names are symbols, not {type(name).__name__}")
+    budget = _Budget(limits)
+    members = [_compile(f, dialect, 1, budget) for f in filters.values()]
+    generator = _Generator(limits)
     result = generator.group("all", members) if members else "True"
-    text = ("filter-set", {str(k): _member_text(m) for k, m in zip(filters, members)})
+    text = ("filter-set", {str.__str__(k): _member_text(m) for k, m in zip(filters, members)})
     source = generator.function(result)
     evaluate, matches = load(source, generator.namespace, f"set:{text!r}")
-    return Filter(text, dialect, "filter-set", source, evaluate, matches, tuple(members))
+    options = {} if limits is DEFAULT_LIMITS else {"limits": limits}
+    return Filter(text, dialect, "filter-set", source, evaluate, matches, tuple(members),
+                  options)
 
 
 def _data_object(data: Data) -> Any:
@@ -174,8 +238,8 @@ def _data_object(data: Data) -> Any:
 class _Generator(CodeGenerator):
     """Statements for non-SQL filters, on the SQL generator's plumbing."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
+        super().__init__(limits=limits)
         self.depth = 2
 
     def group(self, kind: str, members: list[Filter]) -> str:
@@ -212,14 +276,18 @@ class _Generator(CodeGenerator):
                 raise _invalid(f"{ftype.name} holds a boolean, not {type(value).__name__}")
             return repr(kind == "true")
         if kind == "property":
-            entries = check_entries(ftype.section, value, dialect)
+            entries = check_entries(ftype.section, value, dialect, self.limits)
             if dialect == "rabbitmq":
                 return self.rabbitmq_property_filter(ftype.section, entries)
             return self.property_filter(ftype.section, entries)
         if kind == "direct":
             return self.direct(_text(value, ftype))
         if kind == "topic":
-            matcher = self.hoist("topic", compile_topic(_text(value, ftype)))
+            pattern = _text(value, ftype)
+            if len(pattern) > self.limits.max_topic_length:
+                raise exceeded("max_topic_length", self.limits, f"topic pattern is longer "
+                               f"than {self.limits.max_topic_length:,} characters")
+            matcher = self.hoist("topic", compile_topic(pattern))
             subject = self.field_read("properties", "subject")
             var = self.temp()
             self.emit(f"{var} = {matcher}({subject})")
@@ -245,7 +313,7 @@ class _Generator(CodeGenerator):
             if ref is None:
                 continue  # a null reference matches whatever is there
             value = self.temp()
-            read = self.accessor.field(section, section_var, key)
+            read = self.accessor.field(section, section_var, self.key(key))
             default = HEADER_DEFAULTS.get(key) if section == "header" else None
             if default is not None:
                 read = f"_v if (_v := {read}) is not None else {self.const(default)}"
@@ -261,7 +329,7 @@ class _Generator(CodeGenerator):
         references included; short-circuits like ``property_filter``."""
         self.namespace["_rabbitmq_match"] = rabbitmq_match
         section_var = self.section(section)
-        tests = [f"_rabbitmq_match({self.accessor.field(section, section_var, str(key))}, "
+        tests = [f"_rabbitmq_match({self.accessor.field(section, section_var, self.key(key))}, "
                  f"{self.hoist('ref', ref)})" for key, ref in entries]
         var = self.temp()
         self.emit(f"{var} = {' and '.join(tests)}")
@@ -301,6 +369,9 @@ class _Generator(CodeGenerator):
     def headers(self, value: Any, ftype: descriptors.FilterType) -> str:
         if not isinstance(value, Mapping):
             raise _invalid(f"{ftype.name} holds a map, not {type(value).__name__}")
+        if len(value) > self.limits.max_property_entries:
+            raise exceeded("max_property_entries", self.limits, f"{ftype.name} has more than "
+                           f"{self.limits.max_property_entries:,} entries")
         mode = value.get("x-match", "all")
         if not isinstance(mode, str) or str(mode) not in ("all", "any"):
             raise _invalid(f"x-match must be the symbol any or all, not {mode!r}")
@@ -314,11 +385,11 @@ class _Generator(CodeGenerator):
                 raise _invalid(f"{ftype.name} values are simple types, not "
                                f"{type(ref).__name__}")
             section = self.section("application_properties")
-            literal = self.const(str(key))
+            literal = self.key(key)
             if ref is None:
                 tests.append(f"{literal} in {section}")
                 continue
-            entry = self.field_read("application_properties", str(key))
+            entry = self.field_read("application_properties", str.__str__(key))
             self.namespace["_same_value"] = same_value
             tests.append(f"_same_value({entry}, {self.hoist('ref', ref)})")
         var = self.temp()

@@ -1,6 +1,11 @@
 """Errors: definitional (``FilterError``) and evaluation (``EvaluationFailure``)."""
 from __future__ import annotations
 
+import logging
+
+LOG = logging.getLogger("filtex")
+INTERNAL_ERROR = "amqp:internal-error"
+
 
 class FilterError(ValueError):
     """A filter that cannot be defined: bad syntax, unknown field, bad type.
@@ -37,10 +42,25 @@ class DefinitionProblem(Exception):
     """Internal: a definitional problem at a text offset, turned into a
     ``FilterError`` with line and column by the compiler."""
 
-    def __init__(self, problem: str, offset: int) -> None:
+    def __init__(self, problem: str, offset: int,
+                 condition: str = "amqp:invalid-field") -> None:
         self.problem = problem
         self.offset = offset
+        self.condition = condition
         super().__init__(problem)
+
+
+def internal_error(exc: BaseException, what: str) -> FilterError:
+    """A bug or an unexpected input object met while ``what``: the details go to
+    the operator's log (logger ``filtex``), the client gets a generic error with
+    no Python text and no path (filtex 7.1)."""
+    LOG.error("internal error while %s", what, exc_info=exc)
+    return FilterError(f"internal error while {what}", condition=INTERNAL_ERROR)
+
+
+def excerpt(text: str, size: int = 40) -> str:
+    """``repr`` of at most ``size`` characters of ``text`` (error messages stay short)."""
+    return repr(text[:size]) + ("..." if len(text) > size else "")
 
 
 def line_and_column(text: str, offset: int) -> tuple[int, int]:

@@ -24,11 +24,11 @@ class Filter:
     """
 
     __slots__ = ("text", "dialect", "kind", "source", "evaluate", "matches", "tree",
-                 "__weakref__")
+                 "options", "__weakref__")
 
     def __init__(self, text: Any, dialect: str, kind: str, source: str,
                  evaluate: Callable[..., bool | None], matches: Callable[[Any], bool],
-                 tree: Any = None) -> None:
+                 tree: Any = None, options: dict | None = None) -> None:
         self.text = text
         self.dialect = dialect
         self.kind = kind
@@ -36,24 +36,46 @@ class Filter:
         self.evaluate = evaluate
         self.matches = matches
         self.tree = tree
+        self.options = options or {}   # keyword arguments it was compiled with (limits...)
 
     def outcome(self, message: Any, receiving_connection: Any = None) -> Outcome:
         """The result for ``message``, with the failure reason if evaluation failed."""
         try:
             return Outcome(self.evaluate(message, False, receiving_connection))
         except EvaluationFailure as failure:
-            return Outcome(None, failure.reason)
+            return Outcome(None, _printable(failure.reason))
         except Exception as exc:  # a malformed message: unknown, never a crash
-            return Outcome(None, f"malformed message: {type(exc).__name__}: {exc}")
+            return Outcome(None, f"malformed message: {_describe(exc)}")
 
     def __reduce__(self):
-        if self.kind == "sql":
-            from .compiler import compile_sql
-            return (compile_sql, (self.text, self.dialect))
-        from .described import compile_filter, compile_filter_set
-        if self.kind == "filter-set":
-            return (compile_filter_set, (dict(self.text[1]), self.dialect))
-        return (compile_filter, (self.text, self.dialect))
+        return (_rebuild, (self.kind, self.text, self.dialect, self.options))
 
     def __repr__(self) -> str:
         return f"<Filter {self.kind} {self.dialect} {str(self.text)[:60]!r}>"
+
+
+def _rebuild(kind: str, text: Any, dialect: str, options: dict) -> Filter:
+    """Unpickling: compile the filter again from its definition."""
+    if kind == "sql":
+        from .compiler import compile_sql
+        return compile_sql(text, dialect, **options)
+    from .described import compile_filter, compile_filter_set
+    if kind == "filter-set":
+        return compile_filter_set(dict(text[1]), dialect, **options)
+    return compile_filter(text, dialect, **options)
+
+
+def _printable(reason: Any) -> str:
+    return reason if reason.__class__ is str else "evaluation failed"
+
+
+def _describe(exc: BaseException) -> str:
+    """``TypeError: text`` of an exception, even one that cannot be printed; short."""
+    try:
+        text = str(exc)
+        if text.__class__ is not str:
+            raise TypeError
+    except Exception:
+        text = "(unprintable)"
+    name = type(exc).__name__
+    return f"{name if name.__class__ is str else 'error'}: {text[:200]}"

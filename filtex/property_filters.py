@@ -14,6 +14,7 @@ from typing import Any, Mapping
 from proton import Array, Described, symbol, ulong
 
 from .errors import FilterError
+from .limits import DEFAULT_LIMITS, Limits, exceeded
 from .message import HEADER_FIELDS, PROPERTIES_FIELDS
 from .semantics import SEMANTICS
 from .values import (BINARY, BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, UUID, decimal_value,
@@ -148,12 +149,16 @@ RABBITMQ_FIELD_TYPES = {**FIELD_TYPES["properties"], "content-type": ("symbol",)
                         "content-encoding": ("symbol",)}
 
 
-def check_entries(section: str, entries: Any, dialect: str = "amqp") -> list[tuple[Any, Any]]:
+def check_entries(section: str, entries: Any, dialect: str = "amqp",
+                  limits: Limits = DEFAULT_LIMITS) -> list[tuple[Any, Any]]:
     """The filter's (key, reference) pairs, checked; FilterError if any is invalid."""
     if isinstance(entries, Described):
         entries = entries.value
     if not isinstance(entries, Mapping):
         raise _invalid(f"a {section} filter is a map, not {type(entries).__name__}")
+    if len(entries) > limits.max_property_entries:
+        raise exceeded("max_property_entries", limits, f"a {section} filter has more than "
+                       f"{limits.max_property_entries:,} entries")
     if dialect == "rabbitmq":
         _check_rabbitmq(section, entries)
     checked = []

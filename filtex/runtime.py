@@ -210,6 +210,14 @@ def between(value: Any, low: Any, high: Any, negate: bool = False) -> bool | Non
     return inside if inside is None else inside != negate
 
 
+def not_boolean(mode: Any) -> None:
+    """A filter's result was not True, False or None (a hostile value's ``__eq__``
+    answered something else): unknown, and a failure when the reason is asked."""
+    if mode is False:
+        fail("a value compared to something other than a boolean")
+    return None
+
+
 def predicate(value: Any) -> bool | None:
     """A value in a predicate position: boolean or NULL, else a failure."""
     if value is None or value is True or value is False:

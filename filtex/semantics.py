@@ -64,6 +64,7 @@ class Semantics:
     like_escapes = "amqp"          # see like._segments
     non_boolean_condition = None   # (lenient dialects) what a non-boolean condition is
     java_floats = False
+    string_concatenation = True    # string + string (jms: string + anything) makes a string
 
     def other_type(self, test: str, op: str = "=", negated: bool = False) -> str | None:
         """Inline result for values of other types, or None: the runtime decides."""
@@ -373,6 +374,7 @@ class RabbitMQ(Lenient):
     decimal_fast_paths = False     # decimals are dropped, not compared
     int_division = "true"          # / always divides exactly: 5 / 2 = 2.5
     int_range = None               # Erlang integers do not overflow
+    string_concatenation = False   # + is for numbers only
     null_view = True               # IS NULL sees dropped values as absent
 
     def view(self, value: Any) -> Any:  # type: ignore[override]

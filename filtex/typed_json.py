@@ -34,32 +34,70 @@ def _float(raw: Any) -> float:
     if isinstance(raw, str):
         table = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
         if raw not in table:
-            raise _bad(f"floating-point string {raw!r}")
+            raise _bad(f"floating-point string {_short(raw)}")
         return table[raw]
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-        raise _bad(f"not a number: {raw!r}")
+        raise _bad(f"not a number: {_short(raw)}")
     return float(raw)
 
 
-def value_from_json(obj: Any, symbol_keys: bool = False) -> Any:
+MAX_DEPTH = 64
+
+
+_PLAIN_KINDS = {"string": str, "boolean": bool, "null": type(None)}
+
+
+def _short(raw: Any) -> str:
+    """A few characters of a raw JSON value for an error message."""
+    if type(raw) is str:
+        return repr(raw[:40])
+    if type(raw) in (bool, float, type(None)) or (type(raw) is int and abs(raw) < 10**40):
+        return repr(raw)
+    return f"a JSON {type(raw).__name__}"
+
+
+def value_from_json(obj: Any, symbol_keys: bool = False, max_depth: int = MAX_DEPTH) -> Any:
     """One typed JSON value as filtex's Python/proton value.
 
-    ``symbol_keys``: plain-object keys become symbols (annotation maps).
+    ``symbol_keys``: plain-object keys become symbols (annotation maps). Input
+    that is not the typed JSON of the format (wrong shapes, nesting deeper than
+    ``max_depth``) is a ``FilterError`` with ``amqp:decode-error``, never
+    another exception.
     """
-    if obj is None or isinstance(obj, (bool, int, float, str)):
+    try:
+        return _value(obj, symbol_keys, max_depth)
+    except FilterError:
+        raise
+    except RecursionError:
+        raise _bad(f"nested more than {max_depth} levels deep") from None
+    except Exception as exc:  # TypeError, KeyError, ...: a shape the format does not have
+        raise _bad(f"malformed value ({type(exc).__name__})") from None
+
+
+def _value(obj: Any, symbol_keys: bool, depth: int) -> Any:
+    if depth <= 0:
+        raise _bad("nested too deeply")
+    cls = type(obj)
+    if obj is None or cls in (bool, int, float, str):
         return obj
-    if isinstance(obj, list):
-        return [value_from_json(item) for item in obj]
-    if not isinstance(obj, dict):
-        raise _bad(f"unsupported JSON {type(obj).__name__}")
+    if cls is list:
+        return [_value(item, False, depth - 1) for item in obj]
+    if cls is not dict:
+        raise _bad(f"unsupported JSON {cls.__name__[:40]}")
     if "@type" not in obj:
         key = symbol if symbol_keys else str
-        return {key(k): value_from_json(v) for k, v in obj.items()}
+        for k in obj:
+            if type(k) is not str:
+                raise _bad("object keys are strings")
+        return {key(k): _value(v, False, depth - 1) for k, v in obj.items()}
     kind, raw = obj["@type"], obj.get("value")
+    if type(kind) is not str:
+        raise _bad("@type names a type")
+    value_from_json = lambda item: _value(item, False, depth - 1)  # noqa: E731
     if kind in INTEGER_TYPES:
         cls, low, high = INTEGER_TYPES[kind]
         if isinstance(raw, bool) or not isinstance(raw, int) or not low <= raw <= high:
-            raise _bad(f"{raw!r} is not a {kind}")
+            raise _bad(f"{_short(raw)} is not a {kind}")
         return cls(raw)
     if kind == "double":
         return _float(raw)
@@ -69,42 +107,52 @@ def value_from_json(obj: Any, symbol_keys: bool = False) -> Any:
         try:
             return encode_decimal(str(raw), int(kind[7:]))
         except Exception as exc:  # decimal.InvalidOperation, Overflow, ValueError
-            raise _bad(f"{raw!r} is not a {kind}") from exc
-    if kind in ("string", "boolean", "null"):
+            raise _bad(f"{_short(raw)} is not a {kind}") from exc
+    if kind in _PLAIN_KINDS:
+        if type(raw) is not _PLAIN_KINDS[kind]:
+            raise _bad(f"{_short(raw)} is not a {kind}")
         return raw
     if kind == "symbol":
+        if type(raw) is not str:
+            raise _bad(f"{_short(raw)} is not a symbol")
         return symbol(raw)
     if kind == "char":
         if not isinstance(raw, str) or len(raw) != 1:
-            raise _bad(f"{raw!r} is not a char")
+            raise _bad(f"{_short(raw)} is not a char")
         return char(raw)
     if kind == "timestamp":
         if isinstance(raw, bool) or not isinstance(raw, int):
-            raise _bad(f"{raw!r} is not a timestamp")
+            raise _bad(f"{_short(raw)} is not a timestamp")
         return timestamp(raw)
     if kind == "binary":
         try:
             return bytes.fromhex(raw)
         except (TypeError, ValueError) as exc:
-            raise _bad(f"{raw!r} is not hex") from exc
+            raise _bad(f"{_short(raw)} is not hex") from exc
     if kind == "uuid":
         try:
             return uuid.UUID(raw)
         except (TypeError, ValueError, AttributeError) as exc:
-            raise _bad(f"{raw!r} is not a uuid") from exc
+            raise _bad(f"{_short(raw)} is not a uuid") from exc
+    if kind in ("map", "list", "array") and type(raw) is not list:
+        raise _bad(f"a {kind} value is a JSON array")
     if kind == "map":
+        if any(type(pair) is not list or len(pair) != 2 for pair in raw):
+            raise _bad("a map value is a list of [key, value] pairs")
         return {value_from_json(k): value_from_json(v) for k, v in raw}
     if kind == "list":
         return [value_from_json(item) for item in raw]
     if kind == "array":
         of = obj.get("of")
-        if of not in _ARRAY_CODES:
-            raise _bad(f"array of {of!r}")
+        if type(of) is not str or of not in _ARRAY_CODES:
+            raise _bad(f"array of {str(of)[:40]!r}")
         items = [value_from_json({"@type": of, "value": item}) for item in raw]
         return Array(None, _ARRAY_CODES[of], *items)
     if kind == "described":
+        if "descriptor" not in obj or "value" not in obj:
+            raise _bad("a described value has a descriptor and a value")
         return Described(value_from_json(obj["descriptor"]), value_from_json(obj["value"]))
-    raise _bad(f"unknown @type {kind!r}")
+    raise _bad(f"unknown @type {kind[:40]!r}")
 
 
 _SECTION_KEYS = {"header": "header", "delivery-annotations": "delivery_annotations",
@@ -114,13 +162,16 @@ _SYMBOL_KEYED = {"delivery_annotations", "message_annotations", "footer"}
 
 
 def message_from_json(obj: dict) -> Message:
-    """A conformance-format message (sections keyed by their AMQP names)."""
+    """A conformance-format message (sections keyed by their AMQP names);
+    malformed input is a ``FilterError`` with ``amqp:decode-error``."""
+    if type(obj) is not dict:
+        raise _bad(f"a message is a JSON object, not {type(obj).__name__[:40]}")
     sections: dict[str, Any] = {}
     for key, value in obj.items():
         if key in ("connection", "receiving-connection"):
             continue
-        if key not in _SECTION_KEYS:
-            raise _bad(f"unknown message section {key!r}")
+        if type(key) is not str or key not in _SECTION_KEYS:
+            raise _bad(f"unknown message section {str(key)[:40]!r}")
         name = _SECTION_KEYS[key]
         section = value_from_json(value, symbol_keys=name in _SYMBOL_KEYED)
         if not isinstance(section, dict):

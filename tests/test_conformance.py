@@ -29,7 +29,8 @@ def test_case(case: dict) -> None:
         with pytest.raises(filtex.FilterError) as raised:
             compile_case(case)
         error = raised.value
-        assert error.condition in ("amqp:invalid-field", "amqp:not-implemented")
+        assert error.condition in ("amqp:invalid-field", "amqp:not-implemented",
+                                   "amqp:resource-limit-exceeded")
         assert error.line >= 1 and error.column >= 1
         assert f"line {error.line}, column {error.column}" in str(error)
         return

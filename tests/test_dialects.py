@@ -72,7 +72,7 @@ def test_dialects_are_data():
 
 
 @pytest.mark.parametrize("dialect, text, words", [
-    ("rabbitmq", "x" * 4097, "longer than 4096"),
+    ("rabbitmq", "x" * 4097, "longer than 4,096"),
     ("rabbitmq", " OR ".join(["a = 1"] * 51), "more than 200 tokens"),
     ("rabbitmq", "country = 'UK' and weight = 5", "must be written AND"),
     ("jms", "a = 1 AND", "unexpected end"),

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import like, runtime
 from ..errors import DefinitionProblem, EvaluationFailure
+from ..limits import DEFAULT_LIMITS, RESOURCE_LIMIT, Limits
 from ..message import HEADER_DEFAULTS, HEADER_FIELDS, PROPERTIES_FIELDS
 from ..semantics import SEMANTICS, Semantics
 from ..values import kind_of
@@ -45,36 +46,41 @@ def well_known(dialect: Dialect) -> dict[str, dict[str, str]]:
                            for s in _spellings(n, dialect.field_spellings)}}
 
 
-def measure(tree: ast.Node, dialect: Dialect) -> None:
-    """Refuse trees deeper or larger than the dialect allows (iteratively, so a
-    pathological tree cannot exhaust the stack before it is refused)."""
+def measure(tree: ast.Node, limits: Limits = DEFAULT_LIMITS) -> None:
+    """Refuse trees deeper or larger than the limits allow (iteratively, so a
+    pathological tree cannot exhaust the stack before it is refused). The parser
+    refuses them as it reads; this guards trees built any other way."""
     stack = [(tree, 1)]
     count = 0
     while stack:
         node, depth = stack.pop()
         count += 1
-        if depth > dialect.max_depth:
+        if depth > limits.max_depth:
             raise DefinitionProblem(
-                f"filter is nested more than {dialect.max_depth} levels deep", node.offset)
-        if count > dialect.max_nodes:
+                f"filter is nested more than {limits.max_depth} levels deep "
+                f"(limit max_depth = {limits.max_depth})", node.offset, RESOURCE_LIMIT)
+        if count > limits.max_nodes:
             raise DefinitionProblem(
-                f"filter has more than {dialect.max_nodes} elements", node.offset)
+                f"filter has more than {limits.max_nodes:,} elements "
+                f"(limit max_nodes = {limits.max_nodes:,})", node.offset, RESOURCE_LIMIT)
         stack.extend((child, depth + 1) for child in node.children())
 
 
 class Checker:
     """Resolves and checks one tree for one dialect."""
 
-    def __init__(self, dialect: Dialect, fold: bool = True) -> None:
+    def __init__(self, dialect: Dialect, fold: bool = True,
+                 limits: Limits = DEFAULT_LIMITS) -> None:
         self.dialect = dialect
         self.fold = fold
+        self.limits = limits
         self.semantics = SEMANTICS[dialect.semantics]
         self.sections = dict(dialect.section_qualifiers)
         self.functions = dict(dialect.functions)
         self.well_known = well_known(dialect)
 
     def check(self, tree: ast.Node) -> ast.Node:
-        measure(tree, self.dialect)
+        measure(tree, self.limits)
         if self.dialect.typed_predicates:
             check_static_types(tree)
         return self.visit(tree)

@@ -23,8 +23,9 @@ from proton import symbol, timestamp
 
 from .. import like as like_module
 from .. import runtime
-from ..accessors import MESSAGE, MessageAccessor
+from ..accessors import MESSAGE, MessageAccessor, key_literal
 from ..errors import EvaluationFailure
+from ..limits import DEFAULT_LIMITS, Limits
 from ..semantics import SEMANTICS, Semantics
 from ..values import FLOAT_CLASSES, INT_CLASSES, double_value
 from . import ast
@@ -39,6 +40,7 @@ BASE_NAMESPACE = {
     "_Decimal": Decimal, "_double": double_value, "_ONCE": (None,),
     "_STRS": frozenset({str, symbol}),
     "_map_get": runtime.map_get, "_map_has": runtime.map_has,
+    "_not_boolean": runtime.not_boolean,
     "_item_get": runtime.item_get, "_item_has": runtime.item_has, "_negated": runtime.negated,
     **{f"_derived_{name}": fn for name, fn in runtime.DERIVED.items()},
     **SEMANTICS["amqp"].namespace(),
@@ -51,9 +53,12 @@ class CodeGenerator:
     """Generates the source of one filter's functions."""
 
     def __init__(self, accessor: MessageAccessor = MESSAGE,
-                 semantics: Semantics = SEMANTICS["amqp"]) -> None:
+                 semantics: Semantics = SEMANTICS["amqp"],
+                 limits: Limits = DEFAULT_LIMITS) -> None:
         self.accessor = accessor
         self.semantics = semantics
+        self.limits = limits
+        self._owned: dict[int, str] = {}   # id(node) -> temp holding a computed string
         self.prologue: list[str] = []
         self.lines: list[str] = []
         self.depth = 0
@@ -74,12 +79,16 @@ class CodeGenerator:
         return f"_{self._temps}"
 
     def const(self, value: Any, hoist: bool = False) -> str:
-        """A Python expression for a constant: a literal, or a hoisted name."""
+        """A Python expression for a constant: ``repr`` of a value of an exact
+        built-in type (``str``/``int``/``bool``/``None``/finite ``float``), or a
+        hoisted name for anything else."""
         plain = value.__class__ in _PLAIN or (value.__class__ is float
                                               and math.isfinite(value))
         if plain and not hoist:
             return repr(value)
-        key = (value.__class__, repr(value))
+        cls = value.__class__
+        # ints and strings key by value (repr refuses ints of 4,300 digits and more)
+        key = (cls, value) if cls in _PLAIN else (cls, repr(value))
         name = self._const_names.get(key)
         if name is None:
             name = f"_k{len(self._const_names) + 1}"
@@ -92,6 +101,13 @@ class CodeGenerator:
         name = f"_{label}{len(self.namespace) + 1}"
         self.namespace[name] = value
         return name
+
+    def key(self, key: Any) -> str:
+        """A field or map key as an expression: a ``str`` literal, or a hoisted
+        constant for other keys (an annotation keyed by ``ulong(5)``)."""
+        if isinstance(key, str):
+            return key_literal(key)
+        return self.const(key, hoist=True)
 
     def section(self, section: str) -> str:
         var = self._sections.get(section)
@@ -118,10 +134,15 @@ class CodeGenerator:
         propagate (``Filter.outcome`` reads its reason). ``receiving_connection``
         is the connection of the link the message goes to (no-local filters).
         """
+        if result in ("True", "False", "None"):
+            checked = result
+        else:   # whatever a hostile value's __eq__ returned, only the documented values leave
+            checked = (f"{result} if {result} is True or {result} is False or {result} is None "
+                       f"else _not_boolean(_mode)")
         return "\n".join(
             ["def evaluate(message, _mode=None, receiving_connection=None):", "    try:"]
             + ["        " + line for line in self.prologue] + self.lines
-            + [f"        return ({result} is True) if _mode is True else {result}",
+            + [f"        return ({result} is True) if _mode is True else {checked}",
                "    except Exception:",
                "        if _mode is False:",
                "            raise",
@@ -146,7 +167,27 @@ class CodeGenerator:
         return value
 
     def value(self, node: ast.Node) -> str:
-        return getattr(self, "gen_" + type(node).__name__)(node)
+        var = getattr(self, "gen_" + type(node).__name__)(node)
+        # A computed string is dropped as soon as its parent has used it, so
+        # evaluation holds O(depth) of them, not one per node of the filter.
+        owned = self._owned
+        if owned:
+            for child in node.children():
+                temp = owned.pop(id(child), None)
+                if temp is not None:
+                    self.emit(f"{temp} = None")
+        if isinstance(node, ast.Call) or (isinstance(node, ast.Binary) and node.op == "+"):
+            if var.startswith("_") and var[1:].isdigit():
+                owned[id(node)] = var
+        return var
+
+    def bound_string(self, var: str) -> None:
+        """A computed string longer than ``Limits.max_string`` is NaN (amqp) or
+        NULL: no filter can build strings without bound from a message."""
+        bound = self.limits.max_string
+        if bound is not None:
+            overflow = "_NAN" if self.semantics.failures else "None"
+            self.emit(f"if {var}.__class__ is str and len({var}) > {bound}: {var} = {overflow}")
 
     def gen_Literal(self, node: ast.Literal) -> str:
         # As an operand a constant is a name, so identity tests on it stay valid Python.
@@ -162,7 +203,8 @@ class CodeGenerator:
             var = self.temp()
             self._fields[key] = var
             section = self.section(node.section)
-            self.prologue.append(f"{var} = {self.accessor.field(node.section, section, node.key)}")
+            read = self.accessor.field(node.section, section, self.key(node.key))
+            self.prologue.append(f"{var} = {read}")
             if node.default is not None:
                 self.prologue.append(f"if {var} is None: {var} = {self.const(node.default)}")
         return var
@@ -176,7 +218,7 @@ class CodeGenerator:
     def gen_MapRef(self, node: ast.MapRef) -> str:
         base = self.value(node.base)
         var = self.temp()
-        key = repr(str(node.key))
+        key = self.key(node.key)
         self.emit(f"{var} = {base}.get({key}) if {base}.__class__ is dict "
                   f"else (None if {base} is None else _map_get({base}, {key}))")
         return var
@@ -199,9 +241,9 @@ class CodeGenerator:
         var = self.temp()
         if isinstance(ref, ast.Field):
             section = self.section(ref.section)
-            self.emit(f"{var} = {self.accessor.present(ref.section, section, ref.key)}")
+            self.emit(f"{var} = {self.accessor.present(ref.section, section, self.key(ref.key))}")
         elif isinstance(ref, ast.MapRef):
-            self.emit(f"{var} = _map_has({self.value(ref.base)}, {repr(str(ref.key))})")
+            self.emit(f"{var} = _map_has({self.value(ref.base)}, {self.key(ref.key)})")
         else:
             base, index = self.value(ref.base), self.value(ref.index)
             self.emit(f"{var} = _item_has({base}, {index})")
@@ -217,8 +259,11 @@ class CodeGenerator:
         left, right = self.value(node.left), self.value(node.right)
         var, op = self.temp(), node.op
         slow = f"_arith({op!r}, {left}, {right})"
+        concatenates = op == "+" and self.semantics.string_concatenation
         if not self.semantics.inline_arithmetic:
             self.emit(f"{var} = {slow}")
+            if concatenates:
+                self.bound_string(var)
             return var
         ints = _guards(("int", node.left, left), ("int", node.right, right))
         nums = _guards(("num", node.left, left), ("num", node.right, right))
@@ -242,6 +287,8 @@ class CodeGenerator:
             paths.append((f"{ints} and {left} >= 0 and {right} > 0", f"{left} % {right}"))
         if not paths:
             self.emit(f"{var} = {slow}")
+            if concatenates:
+                self.bound_string(var)
             return var
         int_range = self.semantics.int_range
         keyword = "if"
@@ -260,6 +307,10 @@ class CodeGenerator:
             keyword = "elif"
         self.emit("else:")
         self.emit(f"    {var} = {slow}")
+        if concatenates:
+            self.depth += 1
+            self.bound_string(var)
+            self.depth -= 1
         return var
 
     def gen_Call(self, node: ast.Call) -> str:
@@ -273,6 +324,8 @@ class CodeGenerator:
             self.emit(f"{var} = {slow}")
         else:
             self._typed_branch(var, args[0], [(f"isinstance({args[0]}, str)", fast)], slow)
+        if node.name in ("LOWER", "UPPER"):   # the string functions that can grow a string
+            self.bound_string(var)
         return var
 
     # --- logic ------------------------------------------------------------------------------

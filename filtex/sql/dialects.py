@@ -91,9 +91,7 @@ class Dialect:
     whitespace: str = " \t\n\r\f\v"
     # --- evaluation -----------------------------------------------------------------------
     semantics: str = "amqp"            # amqp | jms | rabbitmq: see filtex/semantics.py
-    # --- limits -----------------------------------------------------------------------------
-    max_depth: int = 128
-    max_nodes: int = 10_000
+    # --- the dialect's own hard limits (filtex.Limits holds the operator's) ------------------
     max_length: int | None = None
     max_tokens: int | None = None
 

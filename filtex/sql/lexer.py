@@ -19,7 +19,8 @@ from decimal import Decimal
 import ply.lex as lex
 from proton import int32
 
-from ..errors import DefinitionProblem
+from ..errors import DefinitionProblem, excerpt
+from ..limits import RESOURCE_LIMIT
 from .dialects import Dialect
 
 KEYWORDS = ("AND", "OR", "NOT", "IS", "NULL", "LIKE", "ESCAPE", "IN", "BETWEEN",
@@ -28,8 +29,12 @@ KEYWORDS = ("AND", "OR", "NOT", "IS", "NULL", "LIKE", "ESCAPE", "IN", "BETWEEN",
 tokens = KEYWORDS + (
     "IDENT", "DIDENT", "STRING", "INTEGER", "DECIMAL", "APPROX", "BINARY",
     "EQ", "NE", "LT", "LE", "GT", "GE", "PLUS", "MINUS", "TIMES", "DIVIDE", "MOD",
-    "LPAREN", "RPAREN", "COMMA", "DOT", "LBRACKET", "RBRACKET", "COLON",
+    "LPAREN", "RPAREN", "COMMA", "DOT", "LBRACKET", "RBRACKET", "COLON", "PARAM",
 )
+
+# Number constants longer than this are refused before any conversion (Python's
+# int() of a long digit string is quadratic and refuses 4,300 digits and more).
+MAX_NUMBER_TEXT = 1_000
 
 _FIELD_END = frozenset({"IDENT", "DIDENT", "RBRACKET"})
 _HYPHENATED = {"application-properties": "application_properties",
@@ -84,13 +89,27 @@ class _Rules:
     t_COLON = r":"
 
     def t_COMMENT(self, t):
-        r"/\*(?:.|\n)*?\*/|--[^\r\n]*(?:\r\n|\r|\n)"
+        r"/\*|--"
         # JMS selectors as the peers parse them: /* */ and -- to the end of a line
-        if not t.lexer.dialect.comments:
-            t.lexer.lexpos = t.lexpos + 1   # not a comment here: one '/' or '-'
+        # (a line comment needs its line end). The closer is found with str.find
+        # and remembered, so runs of '-' or '/*' stay linear.
+        lexer = t.lexer
+        end = -1
+        if lexer.dialect.comments:
+            if t.value == "--":
+                end = _find_cached(lexer, "eol", t.lexpos + 2)
+                if end >= 0:
+                    end += 2 if lexer.lexdata.startswith("\r\n", end) else 1
+            else:
+                end = _find_cached(lexer, "*/", t.lexpos + 2)
+                if end >= 0:
+                    end += 2
+        if end < 0:   # not a comment: one '/' or '-'
+            lexer.lexpos = t.lexpos + 1
             t.type, t.value = ("DIVIDE", "/") if t.value[0] == "/" else ("MINUS", "-")
             return t
-        t.lexer.lineno += t.value.count("\n")
+        lexer.lineno += lexer.lexdata.count("\n", t.lexpos, end)
+        lexer.lexpos = end
 
     def t_NE(self, t):
         r"<>|!="
@@ -116,7 +135,7 @@ class _Rules:
         if not dialect.hyphenated_sections:
             # Not a section here: read as the identifier it starts with.
             t.lexer.lexpos = t.lexpos + t.value.index("-")
-            t.value = t.value[:t.value.index("-")]
+            t.type, t.value = "IDENT", t.value[:t.value.index("-")]
             return self._identifier(t)
         t.type, t.value = "IDENT", _HYPHENATED[t.value]
         return t
@@ -127,51 +146,73 @@ class _Rules:
         digits = t.value[2:]
         if dialect.binary_constants is None:  # a hexadecimal integer (Java)
             if not re.fullmatch(r"[0-9A-Fa-f]+", digits):
-                raise DefinitionProblem(f"malformed hexadecimal number {t.value!r}", t.lexpos)
-            if int(digits, 16) > (1 << 63) - 1:
-                raise DefinitionProblem(f"hexadecimal number {t.value} is larger than a long",
+                raise DefinitionProblem(f"malformed hexadecimal number {excerpt(t.value)}",
                                         t.lexpos)
+            if len(digits.lstrip("0")) > 16 or int(digits, 16) > (1 << 63) - 1:
+                raise DefinitionProblem(
+                    f"hexadecimal number {excerpt(t.value)} is larger than a long", t.lexpos)
             t.type, t.value = "INTEGER", _java_integer(str(int(digits, 16)))
             return t
         hex_digits = "[0-9A-F]+" if dialect.binary_constants == "upper" else "[0-9A-Fa-f]+"
         if not digits or not re.fullmatch(hex_digits, digits):
             case = " (upper-case hex digits)" if dialect.binary_constants == "upper" else ""
-            raise DefinitionProblem(f"malformed binary constant {t.value!r}{case}", t.lexpos)
+            raise DefinitionProblem(f"malformed binary constant {excerpt(t.value)}{case}",
+                                    t.lexpos)
         if len(digits) % 2:
             raise DefinitionProblem(
-                f"binary constant {t.value!r} needs an even number of hex digits", t.lexpos)
+                f"binary constant {excerpt(t.value)} needs an even number of hex digits",
+                t.lexpos)
         t.value = bytes.fromhex(digits)
         return t
 
     def t_NUMBER(self, t):
         r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[A-Za-z_0-9]*"
         text, dialect = t.value, t.lexer.dialect
+        if len(text) > MAX_NUMBER_TEXT:
+            raise DefinitionProblem(f"number constant {excerpt(text, 20)} is longer than "
+                                    f"{MAX_NUMBER_TEXT:,} characters", t.lexpos)
         for pattern, kind, convert in NUMBER_FORMS[dialect.numbers]:
             if pattern.fullmatch(text):
                 break
         else:
-            raise DefinitionProblem(f"malformed number {text!r}", t.lexpos)
+            raise DefinitionProblem(f"malformed number {excerpt(text)}", t.lexpos)
         if dialect.numbers == "jms" and kind == "INTEGER" and text[0] == "0" \
                 and int(text, 8) > (1 << 63) - 1:
-            raise DefinitionProblem(f"octal number {text} is larger than a long", t.lexpos)
+            raise DefinitionProblem(f"octal number {excerpt(text)} is larger than a long",
+                                    t.lexpos)
+        limit = dialect.max_integer
+        if kind == "INTEGER" and limit is not None and (
+                len(text.lstrip("0")) > len(str(limit)) or int(text) > limit):
+            shown = "2^64-1" if limit == (1 << 64) - 1 else limit
+            raise DefinitionProblem(f"integer constant {excerpt(text)} is larger than {shown}",
+                                    t.lexpos)
         t.type, t.value = kind, convert(text)
-        if kind == "INTEGER" and dialect.max_integer is not None \
-                and t.value > dialect.max_integer:
-            limit = "2^64-1" if dialect.max_integer == (1 << 64) - 1 else dialect.max_integer
-            raise DefinitionProblem(f"integer constant {text} is larger than {limit}", t.lexpos)
         return t
 
     def t_STRING(self, t):
-        r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\""
-        quote = t.value[0]
-        if quote == '"' and t.lexer.dialect.quoted_identifiers:
-            t.type, t.value = "DIDENT", t.value[1:-1].replace('""', '"')
+        r"'|\""
+        # Scanned with str.find rather than a regular expression: linear, and a
+        # few bytes of memory per character whatever the string holds.
+        quote, lexer = t.value, t.lexer
+        text = _quoted(lexer.lexdata, t.lexpos)
+        lexer.lexpos = t.lexpos + 2 + len(text)
+        value = text.replace(quote * 2, quote)
+        if quote == '"' and lexer.dialect.quoted_identifiers:
+            t.type, t.value = "DIDENT", value
             return t
-        if quote not in t.lexer.dialect.string_quotes:
-            raise DefinitionProblem(f"strings are quoted with {t.lexer.dialect.string_quotes} "
-                                    f"in the {t.lexer.dialect.name} dialect", t.lexpos)
-        t.value = t.value[1:-1].replace(quote * 2, quote)
-        t.lexer.lineno += t.value.count("\n")
+        if quote not in lexer.dialect.string_quotes:
+            raise DefinitionProblem(f"strings are quoted with {lexer.dialect.string_quotes} "
+                                    f"in the {lexer.dialect.name} dialect", t.lexpos)
+        t.value = value
+        lexer.lineno += value.count("\n")
+        return t
+
+    def t_PARAM(self, t):
+        r"@[A-Za-z_][A-Za-z0-9_]*"
+        if t.lexer.parameters is None:
+            raise DefinitionProblem("unexpected character '@' (a parameter needs "
+                                    "compile_sql(..., parameters={...}))", t.lexpos)
+        t.value = t.value[1:]
         return t
 
     def t_LBRACKET(self, t):
@@ -190,27 +231,58 @@ class _Rules:
     def _identifier(self, t):
         lexer = t.lexer
         dialect = lexer.dialect
-        upper = t.value.upper()
+        # Keywords are ASCII: folding other letters would read 'ıs' as IS.
+        upper = t.value.upper() if t.value.isascii() else t.value
         if lexer.filtex_last != "DOT":
             if upper in dialect.keywords:
                 if dialect.keyword_case == "any" or upper == t.value:
                     t.type = upper
                     return t
-                raise DefinitionProblem(f"keyword {t.value!r} must be written {upper} in the "
-                                        f"{dialect.name} dialect", t.lexpos)
+                raise DefinitionProblem(f"keyword {excerpt(t.value)} must be written {upper} in "
+                                        f"the {dialect.name} dialect", t.lexpos)
             if upper in dialect.reserved and not (
                     upper == t.value and any(name == upper for name, _ in dialect.functions)):
-                raise DefinitionProblem(f"{t.value!r} is a reserved word in the "
+                raise DefinitionProblem(f"{excerpt(t.value)} is a reserved word in the "
                                         f"{dialect.name} dialect", t.lexpos)
         if not re.fullmatch(lexer.identifier_re, t.value):
-            raise DefinitionProblem(f"malformed identifier {t.value!r}", t.lexpos)
+            raise DefinitionProblem(f"malformed identifier {excerpt(t.value)}", t.lexpos)
         return t
 
     def t_error(self, t):
-        char = t.value[0]
-        if char in "'\"":
-            raise DefinitionProblem("unterminated string constant", t.lexpos)
-        raise DefinitionProblem(f"unexpected character {char!r}", t.lexpos)
+        raise DefinitionProblem(f"unexpected character {t.value[0]!r}", t.lexpos)
+
+
+def _quoted(data: str, start: int) -> str:
+    """The raw text between the quote at ``start`` and its closing quote
+    (doubled quotes kept doubled)."""
+    quote, pos = data[start], start + 1
+    while True:
+        end = data.find(quote, pos)
+        if end < 0:
+            raise DefinitionProblem("unterminated string constant", start)
+        if not data.startswith(quote, end + 1):
+            return data[start + 1:end]
+        pos = end + 2
+
+
+_EOL = re.compile(r"[\r\n]")
+
+
+def _find_cached(lexer, what: str, start: int) -> int:
+    """The first ``*/`` (or line end, ``eol``) at or after ``start``, or -1. The
+    last answer is remembered: it holds for every later start up to it, so a
+    text full of comment openers is searched once, not once per opener."""
+    cache = lexer.filtex_found
+    known = cache.get(what)
+    if known is not None and known[0] <= start and (known[1] < 0 or known[1] >= start):
+        return known[1]
+    if what == "eol":
+        found = _EOL.search(lexer.lexdata, start)
+        position = -1 if found is None else found.start()
+    else:
+        position = lexer.lexdata.find(what, start)
+    cache[what] = (start, position)
+    return position
 
 
 def _delimited_identifier(t):
@@ -261,13 +333,22 @@ def _master_lexer():
 
 
 class SqlLexer:
-    """A lexer for one filter text in one dialect (a clone of the master)."""
+    """A lexer for one filter text in one dialect (a clone of the master).
 
-    def __init__(self, dialect: Dialect) -> None:
+    ``max_tokens`` is checked as tokens are read, so an oversized text is
+    refused before it is parsed; ``parameters`` (a mapping, or None) turns on
+    ``@name`` parameters."""
+
+    def __init__(self, dialect: Dialect, max_tokens: int | None = None,
+                 parameters: dict | None = None) -> None:
         self._lexer = _master_lexer().clone()
         self._lexer.dialect = dialect
         self._lexer.identifier_re = re.compile(dialect.identifier)
         self._lexer.filtex_last = None
+        self._lexer.filtex_found = {}
+        self._lexer.parameters = parameters
+        self.max_tokens = max_tokens
+        self.limit_name = "max_tokens"
         self.count = 0
 
     def input(self, text: str) -> None:
@@ -279,9 +360,11 @@ class SqlLexer:
         if tok is not None:
             self._lexer.filtex_last = tok.type
             self.count += 1
-            limit = self._lexer.dialect.max_tokens
+            limit = self.max_tokens
             if limit is not None and self.count > limit:
-                raise DefinitionProblem(f"filter has more than {limit} tokens", tok.lexpos)
+                raise DefinitionProblem(f"filter has more than {limit:,} tokens "
+                                        f"(limit {self.limit_name} = {limit:,})", tok.lexpos,
+                                        RESOURCE_LIMIT)
         return tok
 
     def __iter__(self):
