@@ -70,8 +70,12 @@ def normalize(f: Any, limits: Limits = DEFAULT_LIMITS) -> tuple[descriptors.Filt
     else:
         raise _invalid(f"not a filter: a {cls.__name__[:40]} (expected proton.Described, "
                        "(descriptor, value) or a filter object)")
+    if ftype.kind in ("property", "headers") and type(value) is dict \
+            and len(value) > limits.max_property_entries:   # refused before it is read
+        raise exceeded("max_property_entries", limits, f"{ftype.name} has more than "
+                       f"{limits.max_property_entries:,} entries")
     if ftype.kind not in _GROUPS:
-        check_value(value, limits, f"a {ftype.name} filter")
+        check_value(value, limits, f"the {ftype.name} filter")
     return ftype, value
 
 
@@ -347,7 +351,7 @@ class _Generator(CodeGenerator):
                     "suffix": f"{value}.endswith({literal})"}[rule]
             return f"isinstance({first}, str) and {test}"
         if ref.__class__ in INT_CLASSES:
-            as_float = self.const(float(ref))
+            as_float = self.const(double_value(ref))
             return (f"({value} == {int(ref)} if {first}.__class__ in _INTS else "
                     f"({value}.__class__ in _FLOATS and _double({value}) == {as_float}))")
         if ref.__class__ in FLOAT_CLASSES:

@@ -89,6 +89,8 @@ def parse_datetime_ms(text: str) -> int | None:
 def parse_duration_ms(text: str) -> int | None:
     """ISO 8601 duration ``PnW`` or ``PnDTnHnMnS`` (a fraction on the seconds
     only) to milliseconds; years and months are ambiguous and refused."""
+    if len(text) > 64:   # no duration is this long; int() of long digit runs is costly
+        return None
     weeks = _WEEKS.fullmatch(text)
     if weeks:
         return int(weeks.group(1)) * 7 * 86_400_000
@@ -169,7 +171,7 @@ def _as_number(value: Any, kind: str) -> Any:
 def _as_double(value: Any, kind: str) -> float:
     if kind == DECIMAL:
         return float(decimal_value(value))
-    return double_value(value) if kind == FLOAT else float(value)
+    return double_value(value)   # integers past the double range round to infinities
 
 
 def _compare_decimals(op: str, left: Any, right: Any) -> bool | None:
@@ -208,6 +210,11 @@ def between(value: Any, low: Any, high: Any, negate: bool = False) -> bool | Non
     else:
         inside = None if (above is None or below is None) else True
     return inside if inside is None else inside != negate
+
+
+def too_long(bound: int) -> None:
+    """A computed string past ``Limits.max_string``: a failure (amqp)."""
+    fail(f"a computed string is longer than {bound:,} characters (limit max_string)")
 
 
 def not_boolean(mode: Any) -> None:

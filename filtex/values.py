@@ -76,7 +76,10 @@ def double_value(value: Any) -> float:
             return _SINGLE.unpack(_SINGLE.pack(value))[0]
         except OverflowError:
             return math.copysign(math.inf, value)
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:   # an integer past the double range rounds to an infinity
+        return math.inf if value > 0 else -math.inf
 
 
 # --- decimals -----------------------------------------------------------------

@@ -40,7 +40,7 @@ BASE_NAMESPACE = {
     "_Decimal": Decimal, "_double": double_value, "_ONCE": (None,),
     "_STRS": frozenset({str, symbol}),
     "_map_get": runtime.map_get, "_map_has": runtime.map_has,
-    "_not_boolean": runtime.not_boolean,
+    "_not_boolean": runtime.not_boolean, "_too_long": runtime.too_long,
     "_item_get": runtime.item_get, "_item_has": runtime.item_has, "_negated": runtime.negated,
     **{f"_derived_{name}": fn for name, fn in runtime.DERIVED.items()},
     **SEMANTICS["amqp"].namespace(),
@@ -182,11 +182,11 @@ class CodeGenerator:
         return var
 
     def bound_string(self, var: str) -> None:
-        """A computed string longer than ``Limits.max_string`` is NaN (amqp) or
-        NULL: no filter can build strings without bound from a message."""
+        """A computed string longer than ``Limits.max_string`` is a failure (amqp)
+        or NULL: no filter can build strings without bound from a message."""
         bound = self.limits.max_string
         if bound is not None:
-            overflow = "_NAN" if self.semantics.failures else "None"
+            overflow = f"_too_long({bound})" if self.semantics.failures else "None"
             self.emit(f"if {var}.__class__ is str and len({var}) > {bound}: {var} = {overflow}")
 
     def gen_Literal(self, node: ast.Literal) -> str:
@@ -436,7 +436,7 @@ class CodeGenerator:
         elif constant.typ in ("int", "timestamp"):
             paths = [(f"{subject}.__class__ in _INTS_TS", f"{subject} {py} {literal}")]
             if constant.typ == "int":
-                as_float = self.const(float(value))
+                as_float = self.const(double_value(value))
                 paths.append((is_float, f"({subject} {py} {as_float}) {not_nan}"))
                 if decimals:
                     paths.append((is_decimal, f"({subject} {py} {literal}) {not_nan}"))
@@ -444,7 +444,7 @@ class CodeGenerator:
                 self.semantics.java_floats and value == 0):
             paths = [(is_float, f"({subject} {py} {literal}) {not_nan}")]
         elif constant.typ == "decimal" and decimals:
-            as_float = self.const(float(value))
+            as_float = self.const(double_value(value))
             paths = [(f"{subject}.__class__ in _INTS", f"{subject} {py} {literal}"),
                      (is_float, f"({subject} {py} {as_float}) {not_nan}"),
                      (is_decimal, f"({subject} {py} {literal}) {not_nan}")]
@@ -470,7 +470,7 @@ class CodeGenerator:
         paths: list[tuple[str, str]] = []
         if all(isinstance(b, ast.Literal) and b.typ == "int" for b in (low, high)):
             lo, hi = self.const(low.value), self.const(high.value)
-            flo, fhi = self.const(float(low.value)), self.const(float(high.value))
+            flo, fhi = self.const(double_value(low.value)), self.const(double_value(high.value))
             paths = [(f"{subject}.__class__ in _INTS_TS", f"{not_}({lo} <= {subject} <= {hi})"),
                      (self.is_float(subject),
                       f"{not_}({flo} <= {subject} <= {fhi}) if {subject} == {subject} else None")]
