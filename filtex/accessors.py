@@ -14,7 +14,7 @@ from __future__ import annotations
 def key_literal(key: str) -> str:
     """A string key as a Python literal: ``repr`` of an exact ``str`` copy, so a
     ``str`` subclass's own ``__repr__``/``__str__`` never reach generated code."""
-    if not isinstance(key, str):
+    if not issubclass(type(key), str):
         raise TypeError(f"a key literal is made from a str, not {type(key).__name__}")
     return repr(str.__str__(key))
 

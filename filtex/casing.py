@@ -26,9 +26,15 @@ _GRANDFATHERED = frozenset(t.lower() for t in (
     "no-bok no-nyn zh-guoyu zh-hakka zh-min zh-min-nan zh-xiang").split())
 
 
+MAX_TAG = 256
+
+
 def primary_language(tag: str) -> str | None:
     """The lower-case primary language of a well-formed RFC 5646 tag ('' for
-    private-use and grandfathered tags), or None if the tag is malformed."""
+    private-use and grandfathered tags), or None if the tag is malformed or
+    longer than any real tag (``MAX_TAG``: the regex need not see long text)."""
+    if len(tag) > MAX_TAG:
+        return None
     if tag.lower() in _GRANDFATHERED or _PRIVATE_USE.fullmatch(tag):
         return ""
     found = _LANGTAG.fullmatch(tag)
@@ -46,46 +52,67 @@ def _stops(char: str) -> bool:
     return unicodedata.combining(char) in (0, 230)
 
 
-def _after(text: str, index: int) -> str | None:
-    return next((c for c in text[index + 1:] if _stops(c)), None)
+def _next_stops(text: str) -> list[str | None]:
+    """For each index, the nearest later character of class 0 or 230 (None if
+    there is none): one backward pass, where a scan per index is quadratic."""
+    after: list[str | None] = [None] * len(text)
+    following = None
+    for index in range(len(text) - 1, -1, -1):
+        after[index] = following
+        char = text[index]
+        if _stops(char):
+            following = char
+    return after
 
 
-def _before(text: str, index: int) -> str | None:
-    return next((c for c in reversed(text[:index]) if _stops(c)), None)
+_LT_ACCENTED = {0xCC: "i\u0307\u0300", 0xCD: "i\u0307\u0301", 0x128: "i\u0307\u0303"}
+_LT_DOTTED = {"I": "i" + DOT_ABOVE, "J": "j" + DOT_ABOVE, "\u012e": "\u012f" + DOT_ABOVE}
 
 
 def lower(text: str, language: str) -> str:
+    """Full lower-casing with the tr/az/lt rules. The contexts (the nearest
+    class 0 or 230 character before or after) come from one forward running
+    variable and one backward pass, so the cost is linear."""
     if language in ("tr", "az"):
-        out = []
-        for i, char in enumerate(text):
+        if "I" not in text:
+            return text.replace("\u0130", "i").lower()
+        after, previous, out = _next_stops(text), None, []
+        for index, char in enumerate(text):
             if char == "\u0130":
                 out.append("i")
-            elif char == DOT_ABOVE and _before(text, i) == "I":
-                continue                      # I + dot above is plain i
+            elif char == DOT_ABOVE and previous == "I":
+                pass                          # I + dot above is plain i
             elif char == "I":
-                out.append("i" if _after(text, i) == DOT_ABOVE else "\u0131")
+                out.append("i" if after[index] == DOT_ABOVE else "\u0131")
             else:
                 out.append(char)
+            if _stops(char):
+                previous = char
         text = "".join(out)
     elif language == "lt":
-        out = []
-        for i, char in enumerate(text):
-            following = _after(text, i)
-            if char in "IJ\u012e" and following and unicodedata.combining(following) == 230:
-                out.append({"I": "i", "J": "j", "\u012e": "\u012f"}[char] + DOT_ABOVE)
-            elif char in "\u00cc\u00cd\u0128":
-                out.append("i" + DOT_ABOVE + {"\u00cc": "\u0300", "\u00cd": "\u0301",
-                                              "\u0128": "\u0303"}[char])
-            else:
-                out.append(char)
-        text = "".join(out)
+        if "I" in text or "J" in text or "\u012e" in text:
+            after, out = _next_stops(text), []
+            for index, char in enumerate(text):
+                following = after[index]
+                if char in _LT_DOTTED and following and unicodedata.combining(following) == 230:
+                    out.append(_LT_DOTTED[char])
+                else:
+                    out.append(char)
+            text = "".join(out)
+        text = text.translate(_LT_ACCENTED)
     return text.lower()
 
 
 def upper(text: str, language: str) -> str:
+    """Full upper-casing with the tr/az/lt rules, in one pass."""
     if language in ("tr", "az"):
         text = text.replace("i", "\u0130")
     elif language == "lt" and DOT_ABOVE in text:
-        text = "".join(c for i, c in enumerate(text)
-                       if not (c == DOT_ABOVE and _before(text, i) in _SOFT_DOTTED))
+        out, previous = [], None
+        for char in text:
+            if not (char == DOT_ABOVE and previous in _SOFT_DOTTED):
+                out.append(char)
+            if _stops(char):
+                previous = char
+        text = "".join(out)
     return text.upper()

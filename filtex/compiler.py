@@ -38,9 +38,9 @@ def compile_sql(text: str, dialect: str = "amqp", *, limits: Limits | None = Non
     is not part of the language.
     """
     try:
-        if not isinstance(text, str):
+        if not issubclass(type(text), str):
             raise FilterError(f"an SQL filter is a string, not {type(text).__name__}")
-        if not isinstance(dialect, str):
+        if not issubclass(type(dialect), str):
             raise FilterError(f"a dialect is named by a string, not {type(dialect).__name__}")
         # exact str copies: a str subclass controls none of the steps below
         text, dialect = str.__str__(text), str.__str__(dialect)
@@ -55,7 +55,7 @@ def compile_sql(text: str, dialect: str = "amqp", *, limits: Limits | None = Non
             return found
         values = None if bound is None else {b[0]: b[3] for b in bound}
         if values and sum(len(v) for v in values.values()
-                          if v.__class__ in (str, bytes)) > limits.max_length:
+                          if type(v) in (str, bytes)) > limits.max_length:
             raise exceeded("max_length", limits, "parameter values are longer than "
                            f"{limits.max_length:,} characters")
         compiled = _compile_sql(text, dialect, limits, values)
@@ -76,7 +76,7 @@ def _compile_sql(text: str, dialect: str, limits: Limits, parameters: dict | Non
         tree = Checker(rules, limits=limits).check(parse(text, rules, limits, parameters))
         generator = CodeGenerator(semantics=SEMANTICS[rules.semantics], limits=limits)
         source = generator.generate(tree)
-        evaluate, matches = load(source, generator.namespace, f"sql:{dialect}:{text}")
+        evaluate, matches = load(source, generator.namespace, f"sql:{dialect}")
     except DefinitionProblem as problem:
         line, column = line_and_column(text, problem.offset)
         raise FilterError(problem.problem, line, column, problem.condition) from None
@@ -106,7 +106,7 @@ def load(source: str, namespace: dict, identity: str):
     """Compile generated source once; return ``evaluate`` and ``matches``, two
     functions over the same code object (``matches`` defaults ``_mode`` to
     True). Tracebacks show the source through the globals' ``__loader__``."""
-    digest = hashlib.sha1(identity.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    digest = hashlib.sha1(f"{identity}\n{source}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
     filename = f"filtex-generated-{digest}"
     scope = dict(BASE_NAMESPACE)
     scope.update(namespace)
@@ -119,8 +119,11 @@ def load(source: str, namespace: dict, identity: str):
 
 
 def cache_clear() -> None:
-    """Forget every compiled filter (for tests and long-lived reconfiguration)."""
+    """Forget every compiled filter and LIKE matcher (for tests and long-lived
+    reconfiguration)."""
+    from . import like
     _cache.clear()
+    like.cache_clear()
 
 
 def cache_info() -> tuple[int, int]:

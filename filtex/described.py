@@ -100,7 +100,7 @@ def _guarded(build, dialect: Any, limits: Any, what: str) -> Filter:
     """Run ``build(dialect, limits)`` so that nothing but a FilterError leaves it."""
     try:
         limits = check_limits(limits)
-        if not isinstance(dialect, str):
+        if not issubclass(type(dialect), str):
             raise FilterError(f"a dialect is named by a string, not {type(dialect).__name__}")
         dialect = str.__str__(dialect)
         get_dialect(dialect)
@@ -157,7 +157,7 @@ def _compile(f: Any, dialect: str, depth: int, budget: _Budget) -> Filter:
         result = generator.simple(ftype, value, dialect)
         text = _canonical(ftype, value)
     source = generator.function(result)
-    evaluate, matches = load(source, generator.namespace, f"{ftype.name}:{text!r}")
+    evaluate, matches = load(source, generator.namespace, ftype.name)
     return Filter(text, dialect, ftype.name, source, evaluate, matches, tuple(members), options)
 
 
@@ -170,7 +170,7 @@ def _member_text(member: Filter) -> Any:
 
 
 def _text(value: Any, ftype: descriptors.FilterType) -> str:
-    if not isinstance(value, str):
+    if not issubclass(type(value), str):
         raise _invalid(f"{ftype.name} holds a string, not {type(value).__name__}")
     return str.__str__(value)
 
@@ -224,7 +224,7 @@ def _compile_set(filters: Any, dialect: str, limits: Limits) -> Filter:
     result = generator.group("all", members) if members else "True"
     text = ("filter-set", {str.__str__(k): _member_text(m) for k, m in zip(filters, members)})
     source = generator.function(result)
-    evaluate, matches = load(source, generator.namespace, f"set:{text!r}")
+    evaluate, matches = load(source, generator.namespace, "filter-set")
     options = {} if limits is DEFAULT_LIMITS else {"limits": limits}
     return Filter(text, dialect, "filter-set", source, evaluate, matches, tuple(members),
                   options)
@@ -276,7 +276,7 @@ class _Generator(CodeGenerator):
     def simple(self, ftype: descriptors.FilterType, value: Any, dialect: str = "amqp") -> str:
         kind = ftype.kind
         if kind in ("true", "false"):
-            if value is not None and not isinstance(value, bool):
+            if value is not None and not type(value) is bool:
                 raise _invalid(f"{ftype.name} holds a boolean, not {type(value).__name__}")
             return repr(kind == "true")
         if kind == "property":
@@ -352,7 +352,7 @@ class _Generator(CodeGenerator):
             return f"isinstance({first}, str) and {test}"
         if ref.__class__ in INT_CLASSES:
             as_float = self.const(double_value(ref))
-            return (f"({value} == {int(ref)} if {first}.__class__ in _INTS else "
+            return (f"({value} == {self.const(int(ref))} if {first}.__class__ in _INTS else "
                     f"({value}.__class__ in _FLOATS and _double({value}) == {as_float}))")
         if ref.__class__ in FLOAT_CLASSES:
             as_float = self.const(double_value(ref))
@@ -377,11 +377,11 @@ class _Generator(CodeGenerator):
             raise exceeded("max_property_entries", self.limits, f"{ftype.name} has more than "
                            f"{self.limits.max_property_entries:,} entries")
         mode = value.get("x-match", "all")
-        if not isinstance(mode, str) or str(mode) not in ("all", "any"):
+        if not issubclass(type(mode), str) or str(mode) not in ("all", "any"):
             raise _invalid(f"x-match must be the symbol any or all, not {mode!r}")
         tests = []
         for key, ref in value.items():
-            if not isinstance(key, str):
+            if not issubclass(type(key), str):
                 raise _invalid(f"{ftype.name} keys are strings, not {key!r}")
             if str(key).startswith("x-"):
                 continue

@@ -90,10 +90,13 @@ def capabilities() -> tuple[symbol, ...]:
 
 def parse_code(text: str) -> int:
     """``"0x0000468C:0x00000004"`` to its 64-bit descriptor code."""
+    if type(text) is not str or len(text) > 21:
+        raise FilterError("malformed filter descriptor code (0xDOMAIN:0xNUMBER)",
+                          condition="amqp:invalid-field")
     try:
         domain, _, number = text.partition(":")
         return int(domain, 16) << 32 | int(number, 16)
-    except (AttributeError, ValueError):
+    except ValueError:
         raise FilterError(f"malformed filter descriptor code {text!r}",
                           condition="amqp:invalid-field") from None
 
@@ -101,15 +104,19 @@ def parse_code(text: str) -> int:
 def lookup(descriptor: Any) -> FilterType:
     """The filter type for a symbolic or numeric descriptor; FilterError with
     ``amqp:not-implemented`` naming it when filtex does not know it."""
-    if isinstance(descriptor, str):
-        found = BY_NAME.get(str(descriptor))
-        shown = str(descriptor)
-    elif isinstance(descriptor, int) and not isinstance(descriptor, bool):
-        found = BY_CODE.get(int(descriptor))
-        shown = f"0x{int(descriptor) >> 32:08X}:0x{int(descriptor) & 0xFFFFFFFF:08X}"
+    # exact copies: a subclass's own __str__/__int__/__hash__ never run
+    if issubclass(type(descriptor), str):
+        shown = str.__str__(descriptor)
+        found = BY_NAME.get(shown)
+        shown = shown[:80]
+    elif issubclass(type(descriptor), int) and not type(descriptor) is bool:
+        code = int.__int__(descriptor)
+        found = BY_CODE.get(code)
+        shown = f"0x{code >> 32:08X}:0x{code & 0xFFFFFFFF:08X}" if 0 <= code < 1 << 64 \
+            else "(out of range)"
     else:
-        raise FilterError(f"a filter descriptor is a symbol or a ulong, not {descriptor!r}",
-                          condition="amqp:invalid-field")
+        raise FilterError(f"a filter descriptor is a symbol or a ulong, not a "
+                          f"{type(descriptor).__name__[:40]}", condition="amqp:invalid-field")
     if found is None:
         raise FilterError(f"filter type {shown} is not implemented",
                           condition="amqp:not-implemented")

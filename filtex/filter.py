@@ -51,7 +51,11 @@ class Filter:
         return (_rebuild, (self.kind, self.text, self.dialect, self.options))
 
     def __repr__(self) -> str:
-        return f"<Filter {self.kind} {self.dialect} {str(self.text)[:60]!r}>"
+        try:
+            shown = str(self.text)[:60]
+        except ValueError:   # a value too large to print (an int of 4,300 digits)
+            shown = "..."
+        return f"<Filter {self.kind} {self.dialect} {shown!r}>"
 
 
 def _rebuild(kind: str, text: Any, dialect: str, options: dict) -> Filter:

@@ -5,14 +5,32 @@ characters and ``_``). Matching the first segment at the start, the last at
 the end and each middle one at its leftmost place is exact for such patterns,
 and never backtracks: each segment is found at most once per message. Simple
 shapes get the cheapest matcher: ``==``, ``startswith``, ``endswith``, ``in``.
+
+Finding a middle segment that holds ``_`` must not cost (message length) x
+(segment length): short segments use a regex (at most ``SHORT`` steps per
+character, in C); long ones jump between occurrences of their longest literal
+run with ``str.find`` and fall back to bit-parallel Shift-And, O(n * m / 64)
+word operations, as soon as checking candidates costs more than scanning.
+
+Compiled matchers are cached in a thread-safe LRU bounded in entries and in
+size (patterns computed from messages can be arbitrarily long).
 """
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+import threading
+from collections import OrderedDict
 from typing import Callable
 
 from .errors import EvaluationFailure
+
+Segment = list  # of str (a literal character) or None (``_``)
+Finder = tuple[Callable[[str, int], bool], Callable[[str, int], int]]
+
+SHORT = 64                 # segments up to this long are searched with a regex
+_TABLE_BITS = 1 << 16      # Shift-And tables up to this size stay with the matcher
+_CACHE_ENTRIES = 512
+_CACHE_PATTERN_CHARS = 1024  # longer patterns (computed from messages) are not kept
 
 
 class PatternError(ValueError):
@@ -49,12 +67,98 @@ def _segments(pattern: str, escape: str | None,
     return segments
 
 
-def _finder(segment: list[str | None]):
+def _literal_runs(segment: Segment) -> list[tuple[int, str]]:
+    """The segment's maximal runs of literal characters, as (offset, text)."""
+    runs, start = [], None
+    for offset, char in enumerate(segment + [None]):
+        if char is not None and start is None:
+            start = offset
+        elif char is None and start is not None:
+            runs.append((start, "".join(segment[start:offset])))
+            start = None
+    return runs
+
+
+def _shift_and_tables(segment: Segment) -> tuple[dict[str, int], int]:
+    """Shift-And masks: bit j of ``masks[c]`` is set when position j accepts
+    ``c``; ``wild`` (the ``_`` positions) is the mask of any other character.
+    Built as binary digit strings, so in O(m x distinct characters) C steps."""
+    size = len(segment)
+    wild_row = bytes(49 if char is None else 48 for char in reversed(segment))
+    places: dict[str, list[int]] = {}
+    for offset, char in enumerate(segment):
+        if char is not None:
+            places.setdefault(char, []).append(size - 1 - offset)
+    masks = {}
+    for char, digits in places.items():
+        row = bytearray(wild_row)
+        for digit in digits:
+            row[digit] = 49
+        masks[char] = int(row, 2)
+    return masks, int(wild_row, 2)
+
+
+def _shift_and(s: str, start: int, tables: tuple[dict[str, int], int], size: int) -> int:
+    """Leftmost place >= ``start`` of a segment of ``size``, or -1: bit j of
+    ``state`` says whether the segment's first j+1 positions match so far
+    (the masks have ``size`` bits, so bit ``size - 1`` is set iff state >= hit)."""
+    masks, wild = tables
+    get, hit, state = masks.get, 1 << (size - 1), 0
+    for index in range(start, len(s)):
+        state = ((state << 1) | 1) & get(s[index], wild)
+        if state >= hit:
+            return index - size + 1
+    return -1
+
+
+def _long_finder(segment: Segment) -> Finder:
+    """(anchored match, leftmost search) for a long segment holding ``_``,
+    without a regex (Python's regex cache keeps what it compiles)."""
+    size, runs = len(segment), _literal_runs(segment)
+    if not runs:
+        return (lambda s, pos: len(s) - pos >= size,
+                lambda s, pos: pos if len(s) - pos >= size else -1)
+    anchor_at, anchor = max(runs, key=lambda run: len(run[1]))
+    others = sorted((run for run in runs if run[0] != anchor_at), key=lambda run: -len(run[1]))
+    kept: list = []
+
+    def match(s: str, pos: int) -> bool:
+        return len(s) - pos >= size and all(s.startswith(text, pos + at) for at, text in runs)
+
+    def search(s: str, pos: int) -> int:
+        last = len(s) - size          # the last place the segment fits
+        origin, spent = pos, 0
+        while pos <= last:
+            found = s.find(anchor, pos + anchor_at, last + anchor_at + len(anchor))
+            if found < 0:
+                return -1
+            pos = found - anchor_at
+            spent += 1
+            for at, text in others:
+                spent += 1
+                if not s.startswith(text, pos + at):
+                    break
+            else:
+                return pos
+            pos += 1
+            # Candidates cost more than scanning each character once would: scan.
+            if spent > pos - origin + 2 * len(runs):
+                tables = kept[0] if kept else _shift_and_tables(segment)
+                if not kept and len(tables[0]) * size <= _TABLE_BITS:
+                    kept.append(tables)
+                return _shift_and(s, pos, tables, size)
+        return -1
+    return match, search
+
+
+def _finder(segment: Segment) -> Finder:
     """(anchored match at pos, leftmost search from pos) for one segment."""
     if None not in segment:
         text = "".join(segment)  # type: ignore[arg-type]
         return (lambda s, pos: s.startswith(text, pos),
                 lambda s, pos: s.find(text, pos))
+    if len(segment) > SHORT:
+        return _long_finder(segment)
     regex = re.compile("".join("." if c is None else re.escape(c) for c in segment),
                        re.DOTALL)
 
@@ -64,10 +168,7 @@ def _finder(segment: list[str | None]):
     return (lambda s, pos: regex.match(s, pos) is not None), search
 
 
-@lru_cache(maxsize=512)
-def compile_like(pattern: str, escape: str | None = None,
-                 mode: str = "amqp") -> Callable[[str], bool]:
-    """A function ``str -> bool`` for the pattern. Raises ``PatternError``."""
+def _compile(pattern: str, escape: str | None, mode: str) -> Callable[[str], bool]:
     segments = _segments(pattern, escape, mode)
     plain = [None not in seg for seg in segments]
     texts = ["".join(seg) if ok else None for seg, ok in zip(segments, plain)]  # type: ignore
@@ -107,6 +208,42 @@ def compile_like(pattern: str, escape: str | None = None,
         end = len(s) - tail_len
         return end >= pos and tail_match(s, end)
     return match
+
+
+_cache: OrderedDict = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def compile_like(pattern: str, escape: str | None = None,
+                 mode: str = "amqp") -> Callable[[str], bool]:
+    """A function ``str -> bool`` for the pattern. Raises ``PatternError``.
+
+    The last 512 patterns of at most 1024 characters are kept (a filter's
+    patterns come back with every message; longer ones are rebuilt)."""
+    if len(pattern) > _CACHE_PATTERN_CHARS:
+        return _compile(pattern, escape, mode)
+    key = (pattern, escape, mode)
+    with _cache_lock:
+        matcher = _cache.get(key)
+        if matcher is not None:
+            _cache.move_to_end(key)
+            return matcher
+    matcher = _compile(pattern, escape, mode)
+    with _cache_lock:
+        _cache[key] = matcher
+        _cache.move_to_end(key)
+        while len(_cache) > _CACHE_ENTRIES:
+            _cache.popitem(last=False)
+    return matcher
+
+
+def cache_clear() -> None:
+    """Forget every compiled LIKE pattern."""
+    with _cache_lock:
+        _cache.clear()
+
+
+compile_like.cache_clear = cache_clear  # type: ignore[attr-defined]  # as lru_cache had
 
 
 def like_matcher(pattern: str, escape: str | None) -> Callable[[str], bool]:

@@ -14,7 +14,7 @@ from .sql.dialects import get_dialect
 def quote_string(text: str) -> str:
     """``text`` as an SQL string constant in every dialect: single quotes, each
     quote doubled (``O'Brien`` -> ``'O''Brien'``)."""
-    if not isinstance(text, str):
+    if not issubclass(type(text), str):
         raise TypeError(f"quote_string takes a str, not {type(text).__name__}")
     return "'" + str.__str__(text).replace("'", "''") + "'"
 
@@ -24,7 +24,7 @@ def quote_identifier(name: str, dialect: str = "amqp") -> str:
     ``[name]`` (``]`` and ``[`` doubled) in amqp and rabbitmq, ``"name"`` (``"``
     doubled) in jms. In jms a JMS header name (``JMSType``) still names the
     header. ``FilterError`` if the dialect cannot write the name."""
-    if not isinstance(name, str):
+    if not issubclass(type(name), str):
         raise TypeError(f"quote_identifier takes a str, not {type(name).__name__}")
     name = str.__str__(name)
     rules = get_dialect(dialect)

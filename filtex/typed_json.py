@@ -31,12 +31,12 @@ def _bad(why: str) -> FilterError:
 
 
 def _float(raw: Any) -> float:
-    if isinstance(raw, str):
+    if issubclass(type(raw), str):
         table = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
         if raw not in table:
             raise _bad(f"floating-point string {_short(raw)}")
         return table[raw]
-    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+    if type(raw) is bool or not isinstance(raw, (int, float)):
         raise _bad(f"not a number: {_short(raw)}")
     return float(raw)
 
@@ -96,7 +96,7 @@ def _value(obj: Any, symbol_keys: bool, depth: int) -> Any:
     value_from_json = lambda item: _value(item, False, depth - 1)  # noqa: E731
     if kind in INTEGER_TYPES:
         cls, low, high = INTEGER_TYPES[kind]
-        if isinstance(raw, bool) or not isinstance(raw, int) or not low <= raw <= high:
+        if type(raw) is bool or not issubclass(type(raw), int) or not low <= raw <= high:
             raise _bad(f"{_short(raw)} is not a {kind}")
         return cls(raw)
     if kind == "double":
@@ -117,11 +117,11 @@ def _value(obj: Any, symbol_keys: bool, depth: int) -> Any:
             raise _bad(f"{_short(raw)} is not a symbol")
         return symbol(raw)
     if kind == "char":
-        if not isinstance(raw, str) or len(raw) != 1:
+        if not issubclass(type(raw), str) or len(raw) != 1:
             raise _bad(f"{_short(raw)} is not a char")
         return char(raw)
     if kind == "timestamp":
-        if isinstance(raw, bool) or not isinstance(raw, int):
+        if type(raw) is bool or not issubclass(type(raw), int):
             raise _bad(f"{_short(raw)} is not a timestamp")
         return timestamp(raw)
     if kind == "binary":

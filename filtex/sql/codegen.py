@@ -47,6 +47,7 @@ BASE_NAMESPACE = {
 }
 
 _PLAIN = (str, int, bool, type(None))
+_BIG = 1 << 64   # larger ints are hoisted: repr refuses 4,300 digits and more
 
 
 class CodeGenerator:
@@ -82,8 +83,9 @@ class CodeGenerator:
         """A Python expression for a constant: ``repr`` of a value of an exact
         built-in type (``str``/``int``/``bool``/``None``/finite ``float``), or a
         hoisted name for anything else."""
-        plain = value.__class__ in _PLAIN or (value.__class__ is float
-                                              and math.isfinite(value))
+        cls = value.__class__
+        plain = (cls in _PLAIN and (cls is not int or -_BIG < value < _BIG)) or (
+            cls is float and math.isfinite(value))
         if plain and not hoist:
             return repr(value)
         cls = value.__class__
@@ -105,7 +107,7 @@ class CodeGenerator:
     def key(self, key: Any) -> str:
         """A field or map key as an expression: a ``str`` literal, or a hoisted
         constant for other keys (an annotation keyed by ``ulong(5)``)."""
-        if isinstance(key, str):
+        if issubclass(type(key), str):
             return key_literal(key)
         return self.const(key, hoist=True)
 
@@ -424,7 +426,7 @@ class CodeGenerator:
         literal = self.const(value)
         fallback = f"_compare({op!r}, {subject}, {literal})"
         if value.__class__ is not int and value.__class__ in INT_CLASSES:
-            literal = repr(int(value))   # a Java Integer constant compares by value
+            literal = self.const(int(value))   # a Java Integer constant compares by value
         paths: list[tuple[str, str]] = []
         is_float = self.is_float(subject)
         is_decimal = f"{subject}.__class__ is _Decimal"

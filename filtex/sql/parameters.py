@@ -29,13 +29,13 @@ def normalize_parameters(parameters: Any) -> tuple[tuple[str, type, Any], ...] |
                           f"{type(parameters).__name__}")
     items = []
     for name, value in dict(parameters).items():
-        if name.__class__ is not str:
+        if type(name) is not str:
             raise FilterError(f"a parameter name is a str, not {type(name).__name__}")
         name = name[1:] if name.startswith("@") else name
         if not name or not set(name) <= _NAME_CHARS or name[0].isdigit():
             raise FilterError(f"malformed parameter name {name[:40]!r} "
                               "(letters, digits and _, not starting with a digit)")
-        cls = value.__class__
+        cls = type(value)
         if cls not in _TYPES:
             raise FilterError(f"parameter @{name}: a {cls.__name__} value cannot be bound "
                               "(str, int, float, bool, bytes, Decimal or None)")
@@ -51,7 +51,7 @@ _TYPES = frozenset({str, int, float, bool, bytes, Decimal, type(None), symbol})
 
 def parameter_literal(name: str, value: Any, dialect: Dialect, offset: int) -> tuple[Any, str]:
     """(value, static type) of a bound parameter as the dialect's constant."""
-    cls = value.__class__
+    cls = type(value)
 
     def refuse(why: str) -> DefinitionProblem:
         return DefinitionProblem(f"parameter @{name}: {why} in the {dialect.name} dialect",
