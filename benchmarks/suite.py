@@ -55,7 +55,7 @@ def compile_microseconds(rounds: int = 200) -> tuple[float, float]:
     cold = float("inf")
     for _ in range(rounds):
         start = time.perf_counter_ns()
-        compiler._compile_sql_cached.__wrapped__(LONG_FILTER, "amqp")
+        compiler._compile_sql(LONG_FILTER, "amqp", filtex.DEFAULT_LIMITS, None)
         cold = min(cold, time.perf_counter_ns() - start)
     filtex.compile_sql(LONG_FILTER)
     hits = 100_000

@@ -31,7 +31,7 @@ from .sql.dialects import get_dialect
 from .topic import compile_topic
 from .typed_json import value_from_json
 from .validation import check_value
-from .values import FLOAT_CLASSES, INT_CLASSES, double_value, kind_of
+from .values import FLOAT_CLASSES, INT_CLASSES, double_value, exact, kind_of
 
 _GROUPS = ("all", "any", "none", "not")
 _SYMBOL_KEYED = ("delivery_annotations", "message_annotations", "footer")
@@ -260,6 +260,7 @@ class _Generator(CodeGenerator):
         if kind == "any":
             return combined
         var = self.temp()  # amqp:not-filter (none of them) and apache.org:not-filter
+        self.booleans.add(var)
         self.emit(f"{var} = None if {combined} is None else not {combined}")
         return var
 
@@ -267,6 +268,7 @@ class _Generator(CodeGenerator):
         if len(values) == 1:
             return values[0]
         var = self.temp()
+        self.booleans.add(var)
         any_decisive = " or ".join(f"{v} is {decisive}" for v in values)
         any_null = " or ".join(f"{v} is None" for v in values)
         self.emit(f"{var} = {decisive} if {any_decisive} else "
@@ -294,6 +296,7 @@ class _Generator(CodeGenerator):
             matcher = self.hoist("topic", compile_topic(pattern))
             subject = self.field_read("properties", "subject")
             var = self.temp()
+            self.booleans.add(var)
             self.emit(f"{var} = {matcher}({subject})")
             return var
         if kind == "headers":
@@ -325,6 +328,7 @@ class _Generator(CodeGenerator):
         if not tests:
             return "True"
         var = self.temp()
+        self.booleans.add(var)   # every test is of exact classes: True or False
         self.emit(f"{var} = {' and '.join(f'({t})' for t in tests)}")
         return var
 
@@ -336,6 +340,7 @@ class _Generator(CodeGenerator):
         tests = [f"_rabbitmq_match({self.accessor.field(section, section_var, self.key(key))}, "
                  f"{self.hoist('ref', ref)})" for key, ref in entries]
         var = self.temp()
+        self.booleans.add(var)
         self.emit(f"{var} = {' and '.join(tests)}")
         return var
 
@@ -349,14 +354,14 @@ class _Generator(CodeGenerator):
             literal = self.const(text)
             test = {"eq": f"{value} == {literal}", "prefix": f"{value}.startswith({literal})",
                     "suffix": f"{value}.endswith({literal})"}[rule]
-            return f"isinstance({first}, str) and {test}"
+            return f"type({first}) in _STRS_CHAR and {test}"
         if ref.__class__ in INT_CLASSES:
             as_float = self.const(double_value(ref))
-            return (f"({value} == {self.const(int(ref))} if {first}.__class__ in _INTS else "
-                    f"({value}.__class__ in _FLOATS and _double({value}) == {as_float}))")
+            return (f"({value} == {self.const(int(ref))} if type({first}) in _INTS else "
+                    f"(type({value}) in _FLOATS and _double({value}) == {as_float}))")
         if ref.__class__ in FLOAT_CLASSES:
             as_float = self.const(double_value(ref))
-            return f"{first}.__class__ in _NUMS_F and _double({value}) == {as_float}"
+            return f"type({first}) in _NUMS_F and _double({value}) == {as_float}"
         if ref is True or ref is False:
             return f"{first} is {ref!r}"
         self.namespace["_match_value"] = match_value
@@ -367,7 +372,8 @@ class _Generator(CodeGenerator):
     def direct(self, key: str) -> str:
         subject = self.field_read("properties", "subject")
         var = self.temp()
-        self.emit(f"{var} = isinstance({subject}, str) and {subject} == {self.const(key)}")
+        self.emit(f"{var} = type({subject}) in _STRS_CHAR and {subject} == {self.const(key)}")
+        self.booleans.add(var)
         return var
 
     def headers(self, value: Any, ftype: descriptors.FilterType) -> str:
@@ -402,6 +408,7 @@ class _Generator(CodeGenerator):
         else:
             joiner = " and " if str(mode) == "all" else " or "
             self.emit(f"{var} = {joiner.join(f'({t})' for t in tests)}")
+        self.booleans.add(var)
         return var
 
     def no_local(self) -> str:
@@ -414,7 +421,10 @@ class _Generator(CodeGenerator):
 
 def same_value(value: Any, ref: Any) -> bool:
     """Legacy headers binding: same type (string and symbol alike) and value."""
-    return value is not None and kind_of(value) == kind_of(ref) and value == ref
+    if value is None:
+        return False
+    value = exact(value)
+    return kind_of(value) == kind_of(ref) and value == ref
 
 
 __all__ = ["compile_filter", "compile_filter_set", "normalize"]

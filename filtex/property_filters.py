@@ -18,7 +18,7 @@ from .limits import DEFAULT_LIMITS, Limits, exceeded
 from .message import HEADER_FIELDS, PROPERTIES_FIELDS
 from .semantics import SEMANTICS
 from .values import (BINARY, BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, UUID, decimal_value,
-                     double_value, kind_of)
+                     double_value, exact, kind_of)
 
 
 def _invalid(problem: str) -> FilterError:
@@ -50,12 +50,13 @@ def match_value(value: Any, ref: Any) -> bool:
         return True
     if value is None:
         return False
+    value = exact(value)   # a subclass's own methods never answer for a match
     rk, vk = kind_of(ref), kind_of(value)
     if rk == STRING:
         if vk != STRING:
             return False
         rule, text = string_rule(ref)
-        value = str(value)
+        value = str.__str__(value)
         return (value == text if rule == "eq" else
                 value.startswith(text) if rule == "prefix" else value.endswith(text))
     if rk == INT:

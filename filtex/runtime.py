@@ -23,7 +23,7 @@ from .errors import EvaluationFailure
 from .like import like_matcher
 from .values import (BINARY, BOOL, DECIMAL, DECIMAL128_CONTEXT, FLOAT, INT, NULL, OTHER,
                      STRING, TIMESTAMP, UUID, LONG_MIN, ULONG_MAX, decimal_value, double_value,
-                     kind_of)
+                     exact, kind_of)
 
 NAN = math.nan
 OPS = {"=": operator.eq, "<>": operator.ne, "<": operator.lt, "<=": operator.le,
@@ -117,7 +117,10 @@ def _string_as_time(text: str) -> int:
 
 def compare(op: str, left: Any, right: Any) -> bool | None:
     """``left op right`` by the specification's rules; None when unknown."""
-    if left is None or right is None or _is_nan(left) or _is_nan(right):
+    if left is None or right is None:
+        return None
+    left, right = exact(left), exact(right)   # no subclass's own == answers
+    if _is_nan(left) or _is_nan(right):
         return None
     lk, rk = kind_of(left), kind_of(right)
     if lk == rk:
@@ -264,6 +267,7 @@ def arith(op: str, left: Any, right: Any) -> Any:
     """``left op right`` for ``+ - * / %``."""
     if left is None or right is None:
         return None
+    left, right = exact(left), exact(right)
     lk, rk = kind_of(left), kind_of(right)
     if op == "+" and lk == STRING and rk == STRING:
         return str(left) + str(right)
@@ -391,8 +395,8 @@ def like(value: Any, pattern: Any, negated: bool, *escape: Any) -> bool | None:
             tuple(("a LIKE escape", e) for e in escape):
         if kind_of(item) != STRING:
             fail(f"{what} needs a string, not {a_type(item)}")
-    matcher = like_matcher(str(pattern), str(escape[0]) if escape else None)
-    return matcher(str(value)) != negated
+    matcher = like_matcher(str.__str__(pattern), str.__str__(escape[0]) if escape else None)
+    return matcher(str.__str__(value)) != negated
 
 
 # --- functions ---------------------------------------------------------------------
@@ -402,15 +406,15 @@ def like(value: Any, pattern: Any, negated: bool, *escape: Any) -> bool | None:
 def _string_arg(value: Any, function: str) -> str:
     if kind_of(value) != STRING:
         fail(f"{function} needs a string, not {a_type(value)}")
-    return str(value)
+    return str.__str__(value)
 
 
 def _count_arg(value: Any, function: str, what: str, minimum: int) -> int:
     if kind_of(value) != INT:
         fail(f"{function} needs an integer {what}, not {a_type(value)}")
     if value < minimum:
-        fail(f"{function} {what} must be at least {minimum}, not {int(value)}")
-    return int(value)
+        fail(f"{function} {what} must be at least {minimum}, not {int.__int__(value)}")
+    return int.__int__(value)
 
 
 def _language(tag: Any, function: str) -> str:

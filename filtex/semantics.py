@@ -24,7 +24,7 @@ from . import runtime
 from .errors import EvaluationFailure
 from .like import PatternError, _segments, compile_like
 from .values import (BINARY, BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, UUID, decimal_value,
-                     double_value, kind_of)
+                     double_value, exact, kind_of)
 
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
 
@@ -141,7 +141,8 @@ class Jms(Lenient):
 
     def view(self, value: Any) -> Any:  # type: ignore[override]
         """The Apache filters document's AMQP-to-JMS type mapping."""
-        cls = value.__class__
+        value = exact(value)
+        cls = type(value)
         if cls is int or cls is str or cls is float or value is None or cls is bool \
                 or cls is int32 or cls is float32:
             return value
@@ -372,13 +373,15 @@ class RabbitMQ(Lenient):
 
     name = "rabbitmq"
     decimal_fast_paths = False     # decimals are dropped, not compared
+    char_is_string = False         # a char is its code point, a number
     int_division = "true"          # / always divides exactly: 5 / 2 = 2.5
     int_range = None               # Erlang integers do not overflow
     string_concatenation = False   # + is for numbers only
     null_view = True               # IS NULL sees dropped values as absent
 
     def view(self, value: Any) -> Any:  # type: ignore[override]
-        cls = value.__class__
+        value = exact(value)
+        cls = type(value)
         if cls is int or cls is str or cls is bool or cls is bytes or value is None:
             return value
         kind = kind_of(value)

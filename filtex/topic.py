@@ -89,9 +89,9 @@ def compile_topic(pattern: str) -> Callable[[object], bool]:
     only_hash = pattern == "#"
 
     def match(subject: object) -> bool:
-        if not isinstance(subject, str):
+        if not issubclass(type(subject), str):
             return only_hash
-        target = _Subject(str(subject))
+        target = _Subject(str.__str__(subject))   # its exact characters
         words = target.words
         if not anywhere:
             return len(words) == len(head) and _run_matches(words, head, 0)

@@ -52,14 +52,34 @@ _KIND_BY_BASE = ((bool, BOOL), (timestamp, TIMESTAMP), (decimal32, DECIMAL),
 
 
 def kind_of(value: Any) -> str:
-    """The filtex kind of a value (``other`` for maps, lists, arrays, described)."""
-    kind = _KIND_BY_CLASS.get(value.__class__)
+    """The filtex kind of a value (``other`` for maps, lists, arrays, described).
+    By ``type(value)``: an object's ``__class__`` can say what it likes."""
+    cls = type(value)
+    kind = _KIND_BY_CLASS.get(cls)
     if kind is not None:
         return kind
     for base, kind in _KIND_BY_BASE:
-        if isinstance(value, base):
+        if issubclass(cls, base):
             return kind
     return OTHER
+
+
+_EXACT_COPIES = ((str, str.__str__), (bool, bool), (int, int.__int__),
+                 (float, float.__float__), (bytes, lambda value: bytes.__getitem__(
+                     value, slice(None))))
+
+
+def exact(value: Any) -> Any:
+    """``value`` itself if its class is one filtex knows exactly, else a copy of
+    its built-in base class (a ``str`` subclass becomes the plain ``str`` of its
+    characters), so no subclass method answers a comparison or an operation."""
+    cls = type(value)
+    if cls in _KIND_BY_CLASS:
+        return value
+    for base, copy in _EXACT_COPIES:
+        if issubclass(cls, base):
+            return copy(value)
+    return value
 
 
 # --- floats -------------------------------------------------------------------

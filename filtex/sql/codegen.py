@@ -19,7 +19,7 @@ import math
 from decimal import Decimal
 from typing import Any
 
-from proton import symbol, timestamp
+from proton import char, symbol, timestamp
 
 from .. import like as like_module
 from .. import runtime
@@ -38,7 +38,7 @@ BASE_NAMESPACE = {
     "_INTS_TS": INT_CLASSES | {timestamp}, "_NUMS": INT_CLASSES | {float},
     "_FLOATS": FLOAT_CLASSES, "_NUMS_F": INT_CLASSES | FLOAT_CLASSES,
     "_Decimal": Decimal, "_double": double_value, "_ONCE": (None,),
-    "_STRS": frozenset({str, symbol}),
+    "_STRS": frozenset({str, symbol}), "_STRS_CHAR": frozenset({str, symbol, char}),
     "_map_get": runtime.map_get, "_map_has": runtime.map_has,
     "_not_boolean": runtime.not_boolean, "_too_long": runtime.too_long,
     "_item_get": runtime.item_get, "_item_has": runtime.item_has, "_negated": runtime.negated,
@@ -60,6 +60,8 @@ class CodeGenerator:
         self.semantics = semantics
         self.limits = limits
         self._owned: dict[int, str] = {}   # id(node) -> temp holding a computed string
+        self.booleans: set[str] = {"True", "False", "None"}   # temps that hold only those
+        self.exact = True    # fast paths test type(x), never the forgeable x.__class__
         self.prologue: list[str] = []
         self.lines: list[str] = []
         self.depth = 0
@@ -122,9 +124,18 @@ class CodeGenerator:
     # --- entry point -----------------------------------------------------------------
 
     def generate(self, tree: ast.Node) -> str:
-        """Source of the filter function for a checked SQL tree."""
+        """Source of the filter function for a checked SQL tree.
+
+        Whatever a message holds, the function returns True, False or None:
+        fast paths take values of exactly the class they expect (``type(x)``;
+        a subclass's own ``==`` never answers for the filter), the runtime
+        reads any other value through its exact base class, and a junction or
+        NOT tests its items by identity."""
         self.depth = 2
-        return self.function(self.condition(tree))
+        result = self.condition(tree)
+        if isinstance(tree, _ROOT_PREDICATES):
+            self.booleans.add(result)
+        return self.function(result)
 
     def function(self, result: str) -> str:
         """Source of ``evaluate(message, _mode=None, receiving_connection=None)``
@@ -136,7 +147,7 @@ class CodeGenerator:
         propagate (``Filter.outcome`` reads its reason). ``receiving_connection``
         is the connection of the link the message goes to (no-local filters).
         """
-        if result in ("True", "False", "None"):
+        if result in self.booleans:
             checked = result
         else:   # whatever a hostile value's __eq__ returned, only the documented values leave
             checked = (f"{result} if {result} is True or {result} is False or {result} is None "
@@ -221,7 +232,7 @@ class CodeGenerator:
         base = self.value(node.base)
         var = self.temp()
         key = self.key(node.key)
-        self.emit(f"{var} = {base}.get({key}) if {base}.__class__ is dict "
+        self.emit(f"{var} = {base}.get({key}) if type({base}) is dict "
                   f"else (None if {base} is None else _map_get({base}, {key}))")
         return var
 
@@ -232,7 +243,7 @@ class CodeGenerator:
         position = node.index
         if isinstance(position, ast.Literal) and position.typ == "int" and position.value >= 0:
             i = position.value
-            self.emit(f"{var} = {base}[{i}] if {base}.__class__ is list and len({base}) > {i} "
+            self.emit(f"{var} = {base}[{i}] if type({base}) is list and len({base}) > {i} "
                       f"else (None if {base} is None else {slow})")
         else:
             self.emit(f"{var} = {slow}")
@@ -241,6 +252,7 @@ class CodeGenerator:
     def gen_Exists(self, node: ast.Exists) -> str:
         ref = node.ref
         var = self.temp()
+        self.booleans.add(var)
         if isinstance(ref, ast.Field):
             section = self.section(ref.section)
             self.emit(f"{var} = {self.accessor.present(ref.section, section, self.key(ref.key))}")
@@ -325,9 +337,8 @@ class CodeGenerator:
         if fast is None:
             self.emit(f"{var} = {slow}")
         else:
-            self._typed_branch(var, args[0], [(f"isinstance({args[0]}, str)", fast)], slow)
-        if node.name in ("LOWER", "UPPER"):   # the string functions that can grow a string
-            self.bound_string(var)
+            self._typed_branch(var, args[0], [(f"type({args[0]}) in _STRS_CHAR", fast)], slow)
+        # no bound here: case mapping at most triples a string, the others slice it
         return var
 
     # --- logic ------------------------------------------------------------------------------
@@ -343,6 +354,7 @@ class CodeGenerator:
             return self._short_circuit(items, decisive, neutral)
         values = [self.condition(item) for item in items]
         var = self.temp()
+        self.booleans.add(var)
         if all(isinstance(item, _NEVER_NULL) for item in items):
             joiner = " or " if decisive == "True" else " and "
             self.emit(f"{var} = {joiner.join(values)}")
@@ -358,6 +370,7 @@ class CodeGenerator:
         cannot fail (jms, rabbitmq): in amqp a failure in a later item must still
         make the filter unknown. A one-pass loop gives ``break`` without nesting."""
         var = self.temp()
+        self.booleans.add(var)
         self.emit(f"{var} = {neutral}")
         self.emit("for _ in _ONCE:")
         self.depth += 1
@@ -376,12 +389,14 @@ class CodeGenerator:
     def gen_Not(self, node: ast.Not) -> str:
         operand = self.condition(node.operand)
         var = self.temp()
+        self.booleans.add(var)
         self.emit(f"{var} = None if {operand} is None else not {operand}")
         return var
 
     def gen_IsNull(self, node: ast.IsNull) -> str:
         operand = self.value(node.operand)
         var = self.temp()
+        self.booleans.add(var)
         if self.semantics.null_view:   # values the dialect drops read as absent
             test = f"({operand} is None or _view({operand}) is None)"
             self.emit(f"{var} = {'not ' if node.negated else ''}{test}")
@@ -429,14 +444,14 @@ class CodeGenerator:
             literal = self.const(int(value))   # a Java Integer constant compares by value
         paths: list[tuple[str, str]] = []
         is_float = self.is_float(subject)
-        is_decimal = f"{subject}.__class__ is _Decimal"
+        is_decimal = f"{self.cls(subject)} is _Decimal"
         not_nan = f"if {subject} == {subject} else None"
         decimals = self.semantics.decimal_fast_paths
         if constant.typ == "string":
             if op in self.semantics.string_ops:
                 paths = [(self.is_string(subject), f"{subject} {py} {literal}")]
         elif constant.typ in ("int", "timestamp"):
-            paths = [(f"{subject}.__class__ in _INTS_TS", f"{subject} {py} {literal}")]
+            paths = [(f"{self.cls(subject)} in _INTS_TS", f"{subject} {py} {literal}")]
             if constant.typ == "int":
                 as_float = self.const(double_value(value))
                 paths.append((is_float, f"({subject} {py} {as_float}) {not_nan}"))
@@ -447,22 +462,23 @@ class CodeGenerator:
             paths = [(is_float, f"({subject} {py} {literal}) {not_nan}")]
         elif constant.typ == "decimal" and decimals:
             as_float = self.const(double_value(value))
-            paths = [(f"{subject}.__class__ in _INTS", f"{subject} {py} {literal}"),
+            paths = [(f"{self.cls(subject)} in _INTS", f"{subject} {py} {literal}"),
                      (is_float, f"({subject} {py} {as_float}) {not_nan}"),
                      (is_decimal, f"({subject} {py} {literal}) {not_nan}")]
         elif constant.typ == "bool" and op in ("=", "<>"):
             paths = [(f"{subject} is True or {subject} is False",
                       f"{subject} {'is' if op == '=' else 'is not'} {literal}")]
         if constant.typ == "string" and paths:
-            fallback = self.semantics.other_type("compare-string", op) or fallback
+            fallback = self.other_type(subject, fallback, "compare-string", op)
         self._typed_branch(var, subject, paths, fallback)
 
     def is_float(self, subject: str) -> str:
         """A test that ``subject`` is a double Python compares as the dialect does
         (jms: Java orders NaN and -0.0 its own way, so those take the slow path)."""
         if self.semantics.java_floats:
-            return f"{subject}.__class__ is float and {subject} == {subject} and {subject} != 0"
-        return f"{subject}.__class__ is float"
+            return (f"{self.cls(subject)} is float and {subject} == {subject} "
+                    f"and {subject} != 0")
+        return f"{self.cls(subject)} is float"
 
     def gen_Between(self, node: ast.Between) -> str:
         subject = self.value(node.operand)
@@ -473,11 +489,11 @@ class CodeGenerator:
         if all(isinstance(b, ast.Literal) and b.typ == "int" for b in (low, high)):
             lo, hi = self.const(low.value), self.const(high.value)
             flo, fhi = self.const(double_value(low.value)), self.const(double_value(high.value))
-            paths = [(f"{subject}.__class__ in _INTS_TS", f"{not_}({lo} <= {subject} <= {hi})"),
+            paths = [(f"{self.cls(subject)} in _INTS_TS", f"{not_}({lo} <= {subject} <= {hi})"),
                      (self.is_float(subject),
                       f"{not_}({flo} <= {subject} <= {fhi}) if {subject} == {subject} else None")]
             if self.semantics.decimal_fast_paths:
-                paths.append((f"{subject}.__class__ is _Decimal",
+                paths.append((f"{self.cls(subject)} is _Decimal",
                               f"{not_}({lo} <= {subject} <= {hi}) if {subject} == {subject} "
                               "else None"))
         else:
@@ -500,10 +516,10 @@ class CodeGenerator:
         if kinds in ({"string"}, {"int"}):
             members = self.hoist("set", frozenset(i.value for i in node.items))
             guard = (self.is_string(subject) if kinds == {"string"}
-                     else f"{subject}.__class__ in _INTS")
+                     else f"{self.cls(subject)} in _INTS")
             paths = [(guard, f"{subject} {not_}in {members}")]
             if kinds == {"string"}:
-                slow = self.semantics.other_type("in-strings") or slow
+                slow = self.other_type(subject, slow, "in-strings")
         self._typed_branch(var, subject, paths, slow)
         return var
 
@@ -524,15 +540,31 @@ class CodeGenerator:
                                      None if escape is None else escape.value)
         if node.negated:
             fast = f"not ({fast})"
-        slow = self.semantics.other_type("like", negated=node.negated) or slow
+        slow = self.other_type(subject, slow, "like", negated=node.negated)
         self._typed_branch(var, subject, [(self.is_string(subject), fast)], slow)
         return var
 
     def is_string(self, subject: str) -> str:
         """A test that ``subject`` is a string the dialect compares as Python does."""
         if not self.semantics.char_is_string:
-            return f"{subject}.__class__ in _STRS"
+            return f"{self.cls(subject)} in _STRS"
+        if self.exact:
+            return f"type({subject}) in _STRS_CHAR"
         return f"isinstance({subject}, str)"
+
+    def other_type(self, subject: str, slow: str, test: str, op: str = "=",
+                   negated: bool = False) -> str:
+        """The dialect's inline answer for a value that is not a string, where it
+        has one; a ``str`` subclass is still a string (the runtime reads it)."""
+        shortcut = self.semantics.other_type(test, op, negated)
+        if shortcut is None:
+            return slow
+        return f"{slow} if issubclass(type({subject}), str) else {shortcut}"
+
+    def cls(self, subject: str) -> str:
+        """The class a fast path tests: ``type(x)`` (unforgeable) where the result
+        leaves the function as it is, the cheaper ``x.__class__`` elsewhere."""
+        return f"type({subject})" if self.exact else f"{subject}.__class__"
 
     def _like_expression(self, subject: str, pattern: str, escape: str | None) -> str:
         """The cheapest expression matching ``subject`` against a constant pattern:
@@ -588,11 +620,13 @@ class CodeGenerator:
 # Short-circuit loops nest at most this deep (CPython allows 20 nested blocks).
 _MAX_LOOPS = 12
 
+_ROOT_PREDICATES = (ast.Compare, ast.Like, ast.In, ast.Between)
+
 # Predicates whose value is always True or False, never NULL.
 _NEVER_NULL = (ast.Exists, ast.IsNull)
 
-_CLASS_TESTS = {"int": ("{}.__class__ in _INTS", ("int",)),
-                "num": ("{}.__class__ in _NUMS", ("int", "float"))}
+_CLASS_TESTS = {"int": ("type({}) in _INTS", ("int",)),
+                "num": ("type({}) in _NUMS", ("int", "float"))}
 
 
 def _guards(*tests: tuple[str, ast.Node, str]) -> str:
