@@ -25,13 +25,16 @@ class BoundedCache:
         self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> Any:
-        """The cached value, or None."""
-        with self._lock:
-            found = self._entries.get(key)
-            if found is None:
-                return None
+        """The cached value, or None. No lock: each OrderedDict call is atomic
+        under the GIL, and an entry evicted meanwhile is simply not moved."""
+        found = self._entries.get(key)
+        if found is None:
+            return None
+        try:
             self._entries.move_to_end(key)
-            return found[0]
+        except KeyError:
+            pass
+        return found[0]
 
     def put(self, key: Hashable, value: Any) -> None:
         size = self._size(value)

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from .cache import BoundedCache
 from .errors import DefinitionProblem, FilterError, internal_error, line_and_column
 from .filter import Filter
-from .limits import Limits, check_limits, exceeded
+from .limits import DEFAULT_LIMITS, Limits, check_limits, exceeded
 from .semantics import SEMANTICS
 from .sql.checker import Checker
 from .sql.codegen import BASE_NAMESPACE, CodeGenerator
@@ -37,6 +37,10 @@ def compile_sql(text: str, dialect: str = "amqp", *, limits: Limits | None = Non
     (``compile_sql("region = @r", parameters={"r": "EU"})``); without it ``@``
     is not part of the language.
     """
+    if type(text) is str and type(dialect) is str and limits is None and parameters is None:
+        found = _cache.get((text, dialect))   # the common case: a plain cache hit
+        if found is not None:
+            return found
     try:
         if not issubclass(type(text), str):
             raise FilterError(f"an SQL filter is a string, not {type(text).__name__}")
@@ -49,7 +53,10 @@ def compile_sql(text: str, dialect: str = "amqp", *, limits: Limits | None = Non
             raise exceeded("max_length", limits,
                            f"filter is longer than {limits.max_length:,} characters")
         bound = normalize_parameters(parameters)
-        key = (text, dialect, limits, None if bound is None else tuple(b[:3] for b in bound))
+        if bound is None and limits is DEFAULT_LIMITS:
+            key: tuple = (text, dialect)
+        else:
+            key = (text, dialect, limits, None if bound is None else tuple(b[:3] for b in bound))
         found = _cache.get(key)
         if found is not None:
             return found
