@@ -489,6 +489,24 @@ def test_generated_sources_do_not_accumulate_in_linecache():
     filtex.cache_clear()
 
 
+def test_compiling_ever_new_filters_holds_no_memory_once_they_are_dropped():
+    def batch(start: int) -> int:
+        filtex.cache_clear()
+        gc.collect()
+        tracemalloc.start()
+        for i in range(start, start + 5000):
+            filtex.compile_sql(f"key{i} = {i}")
+        filtex.cache_clear()
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+        return held
+
+    batch(0)   # fills the bounded pool of generated file names
+    assert batch(10_000) < 300_000
+    assert batch(20_000) < 300_000
+
+
 def test_compile_cache_is_bounded_in_bytes():
     from filtex.cache import BoundedCache
     cache = BoundedCache(max_entries=100, max_bytes=1000, size=len)
