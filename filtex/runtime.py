@@ -200,6 +200,14 @@ def in_values(value: Any, items: tuple) -> bool | None:
     return result
 
 
+def junction(values: tuple, decisive: bool) -> bool | None:
+    """Three-valued OR (``decisive`` True) or AND (False) of conditions that are
+    each True, False or None."""
+    if decisive in values:
+        return decisive
+    return None if None in values else not decisive
+
+
 def negated(value: bool | None) -> bool | None:
     return None if value is None else not value
 
@@ -218,6 +226,18 @@ def between(value: Any, low: Any, high: Any, negate: bool = False) -> bool | Non
 def too_long(bound: int) -> None:
     """A computed string past ``Limits.max_string``: a failure (amqp)."""
     fail(f"a computed string is longer than {bound:,} characters (limit max_string)")
+
+
+def bounded(value: Any, bound: int) -> Any:
+    """``value``, or a failure if it is a string longer than ``bound`` (amqp)."""
+    if value.__class__ is str and len(value) > bound:
+        too_long(bound)
+    return value
+
+
+def bounded_null(value: Any, bound: int) -> Any:
+    """``value``, or NULL if it is a string longer than ``bound`` (jms)."""
+    return None if value.__class__ is str and len(value) > bound else value
 
 
 def not_boolean(mode: Any) -> None:

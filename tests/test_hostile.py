@@ -503,8 +503,10 @@ def test_compiling_ever_new_filters_holds_no_memory_once_they_are_dropped():
         return held
 
     batch(0)   # fills the bounded pool of generated file names
-    assert batch(10_000) < 300_000
-    assert batch(20_000) < 300_000
+    held = [batch(start) for start in (10_000, 20_000, 30_000, 40_000)]
+    # a leak of even 60 bytes a filter shows in every batch; a dict of CPython's
+    # growing to its next size (once, about 1 MB) shows in one
+    assert sorted(held)[-2] < 300_000, held
 
 
 def test_compile_cache_is_bounded_in_bytes():

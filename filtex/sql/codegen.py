@@ -41,6 +41,8 @@ BASE_NAMESPACE = {
     "_STRS": frozenset({str, symbol}), "_STRS_CHAR": frozenset({str, symbol, char}),
     "_map_get": runtime.map_get, "_map_has": runtime.map_has,
     "_not_boolean": runtime.not_boolean, "_too_long": runtime.too_long,
+    "_junction": runtime.junction, "_bounded": runtime.bounded,
+    "_bounded_null": runtime.bounded_null,
     "_item_get": runtime.item_get, "_item_has": runtime.item_has, "_negated": runtime.negated,
     **{f"_derived_{name}": fn for name, fn in runtime.DERIVED.items()},
     **SEMANTICS["amqp"].namespace(),
@@ -64,6 +66,7 @@ class CodeGenerator:
         self.exact = True    # fast paths test type(x), never the forgeable x.__class__
         self.prologue: list[str] = []
         self.lines: list[str] = []
+        self.size = 0
         self.depth = 0
         self.namespace: dict[str, Any] = semantics.namespace()
         self._const_names: dict[tuple, str] = {}
@@ -76,6 +79,15 @@ class CodeGenerator:
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.depth + line)
+        self.size += len(line) + 4 * self.depth
+
+    @property
+    def compact(self) -> bool:
+        """Past ``INLINE_BUDGET`` characters of source, operations call the
+        runtime instead of inlining typed fast paths: Python's compiler needs
+        about 100 bytes of memory a source character, so a huge filter must not
+        grow ten lines a comparison. Small filters never get here."""
+        return self.size > INLINE_BUDGET
 
     def temp(self) -> str:
         self._temps += 1
@@ -198,9 +210,14 @@ class CodeGenerator:
         """A computed string longer than ``Limits.max_string`` is a failure (amqp)
         or NULL: no filter can build strings without bound from a message."""
         bound = self.limits.max_string
-        if bound is not None:
-            overflow = f"_too_long({bound})" if self.semantics.failures else "None"
-            self.emit(f"if {var}.__class__ is str and len({var}) > {bound}: {var} = {overflow}")
+        if bound is None:
+            return
+        if self.compact:
+            check = "_bounded" if self.semantics.failures else "_bounded_null"
+            self.emit(f"{var} = {check}({var}, {bound})")
+            return
+        overflow = f"_too_long({bound})" if self.semantics.failures else "None"
+        self.emit(f"if {var}.__class__ is str and len({var}) > {bound}: {var} = {overflow}")
 
     def gen_Literal(self, node: ast.Literal) -> str:
         # As an operand a constant is a name, so identity tests on it stay valid Python.
@@ -299,7 +316,7 @@ class CodeGenerator:
                 paths.append((nums, f"{left} / {right} if {right} else {zero}"))
         elif op == "%" and ints:
             paths.append((f"{ints} and {left} >= 0 and {right} > 0", f"{left} % {right}"))
-        if not paths:
+        if not paths or self.compact:
             self.emit(f"{var} = {slow}")
             if concatenates:
                 self.bound_string(var)
@@ -350,11 +367,15 @@ class CodeGenerator:
         return self._junction(node.items, "True", "False")
 
     def _junction(self, items: tuple, decisive: str, neutral: str) -> str:
-        if not self.semantics.failures and self._loops < _MAX_LOOPS:
+        if not self.semantics.failures and self._loops < _MAX_LOOPS and not self.compact \
+                and len(items) <= _MAX_SHORT_CIRCUIT:
             return self._short_circuit(items, decisive, neutral)
         values = [self.condition(item) for item in items]
         var = self.temp()
         self.booleans.add(var)
+        if self.compact or len(items) > _MAX_SHORT_CIRCUIT:   # one call: a few characters an item
+            self.emit(f"{var} = _junction(({', '.join(values)},), {decisive})")
+            return var
         if all(isinstance(item, _NEVER_NULL) for item in items):
             joiner = " or " if decisive == "True" else " and "
             self.emit(f"{var} = {joiner.join(values)}")
@@ -425,6 +446,9 @@ class CodeGenerator:
         else ``fallback`` (the runtime's complete operation)."""
         if not fast_paths:
             self.emit(f"{var} = {fallback}")
+            return
+        if self.compact:
+            self.emit(f"{var} = None if {subject} is None else {fallback}")
             return
         keyword = "if"
         for guard, fast in fast_paths:
@@ -616,6 +640,12 @@ class CodeGenerator:
                          else f"{subject}.endswith({literal})")
         return tests
 
+
+# Characters of generated source written with inline fast paths (see ``compact``).
+INLINE_BUDGET = 60_000
+
+# Longer AND/OR chains are one call over a tuple, not a loop of four lines an item.
+_MAX_SHORT_CIRCUIT = 256
 
 # Short-circuit loops nest at most this deep (CPython allows 20 nested blocks).
 _MAX_LOOPS = 12
