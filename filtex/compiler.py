@@ -95,9 +95,6 @@ def _compile_sql(text: str, dialect: str, limits: Limits, parameters: dict | Non
     return Filter(text, dialect, "sql", source, evaluate, matches, tree, options)
 
 
-_FILENAMES: dict[str, str] = {}   # at most 4,096 entries: the bounded pool of file names
-
-
 class _GeneratedSource:
     """The ``__loader__`` of a generated function's globals: ``linecache`` asks it
     for the source only when a traceback needs it, so no source is registered
@@ -116,11 +113,8 @@ def load(source: str, namespace: dict, identity: str):
     """Compile generated source once; return ``evaluate`` and ``matches``, two
     functions over the same code object (``matches`` defaults ``_mode`` to
     True). Tracebacks show the source through the globals' ``__loader__``."""
-    # CPython 3.11 keeps every distinct file name of executed function code for
-    # good (measured: 82 bytes each), so names come from a fixed pool of 4,096:
-    # distinct enough for tracebacks, bounded however many filters are compiled.
     digest = hashlib.sha1(f"{identity}\n{source}".encode("utf-8", "surrogatepass")).hexdigest()
-    filename = _FILENAMES.setdefault(digest[:3], f"filtex-generated-{digest[:3]}")
+    filename = f"filtex-generated-{digest[:16]}"
     scope = dict(BASE_NAMESPACE)
     scope.update(namespace)
     scope["__name__"] = filename
