@@ -542,6 +542,24 @@ def test_lexing_memory_is_linear_with_a_small_constant():
     assert peak < 40 * len(text), peak / len(text)   # was about 390 bytes a character
 
 
+@pytest.mark.parametrize("dialect, text", [
+    ("amqp", " OR ".join(f"a{i} = {i}" for i in range(2000))),
+    ("jms", " AND ".join(f"a{i} <> 'x{i}'" for i in range(2000))),
+    ("amqp", " OR ".join(f"a{i} * 2 + b > {i}" for i in range(1000))),
+])
+def test_compile_memory_of_huge_filters_is_bounded(dialect, text):
+    filtex.cache_clear()
+    gc.collect()
+    tracemalloc.start()
+    flt = filtex.compile_sql(text, dialect)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 2000 * len(text), peak / len(text)   # was above 3,000 bytes a character
+    assert flt.evaluate(Message(application_properties={"a5": 5, "b": 1})) is not False \
+        or dialect == "jms"
+    filtex.cache_clear()
+
+
 def test_evaluation_memory_stays_a_small_multiple_of_the_message():
     text = " + ".join(["a"] * 100) + " = 'x'"     # 100 concatenations of one field
     flt = filtex.compile_sql(text, limits=Limits(max_string=None))
