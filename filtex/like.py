@@ -177,8 +177,8 @@ def _compile(pattern: str, escape: str | None, mode: str) -> Callable[[str], boo
         if plain[0]:
             text = texts[0]
             return lambda s: s == text
-        size, match = len(seg), _finder(seg)[0]
-        return lambda s: len(s) == size and match(s, 0)
+        size, match_at = len(seg), _finder(seg)[0]
+        return lambda s: len(s) == size and match_at(s, 0)
     if all(plain):
         first, last = texts[0], texts[-1]
         middle = [t for t in texts[1:-1] if t]

@@ -21,7 +21,6 @@ from decimal import Decimal
 from proton import byte, char, float32, int32, short, ubyte, ushort
 
 from . import runtime
-from .errors import EvaluationFailure
 from .like import PatternError, _segments, compile_like
 from .values import (BINARY, BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, UUID, decimal_value,
                      double_value, exact, kind_of)

@@ -268,7 +268,6 @@ def test_compiled_agrees_with_the_dialects_own_rules(dialect, text, message):
 
 def test_random_expressions_compile_in_the_lenient_dialects_often_enough():
     """The strategies reach the jms and rabbitmq dialects: a good share compiles."""
-    from hypothesis import find
     for dialect in ("jms", "rabbitmq"):
         compiled = []
 

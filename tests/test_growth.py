@@ -5,32 +5,23 @@ ratio (linear is about 10, quadratic about 100), so a quadratic regression
 fails CI without asserting absolute times on a shared machine."""
 from __future__ import annotations
 
-import time
-
 import pytest
 
 import filtex
 from filtex import Limits, Message
+from timing import growth
 
 pytestmark = pytest.mark.slow
 LINEAR = 30          # a ratio a linear operation stays under, noise included
 BIG = Limits(max_length=650_000, max_tokens=200_000, max_nodes=100_000, max_in_items=50_000)
 
 
-def best_time(action, repeats: int = 5) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        action()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def ratio(make, run, n: int) -> float:
     """time(run(make(10 n))) / time(run(make(n))), best of several repeats."""
-    small, big = make(n), make(10 * n)
-    run(small)   # warm up: JIT-free, but caches (lexer, parser tables) are built once
-    return best_time(lambda: run(big)) / best_time(lambda: run(small))
+    def operation(size: int):
+        made = make(size)
+        return lambda: run(made)
+    return growth(operation, n)
 
 
 # --- compiling ---------------------------------------------------------------------------------

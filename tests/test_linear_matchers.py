@@ -8,9 +8,9 @@ at n stays near 10 (a quadratic algorithm gives 100).
 """
 from __future__ import annotations
 
+
 import re
 import threading
-import time
 import unicodedata
 from functools import lru_cache
 
@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from filtex import casing, like
 from filtex.like import PatternError, compile_like
 from filtex.topic import compile_topic
+from timing import growth
 
 # --- LIKE ------------------------------------------------------------------------
 
@@ -246,20 +247,7 @@ def test_overlong_language_tags_are_refused():
 # --- growth ----------------------------------------------------------------------
 
 
-def _best(run, repeats: int = 5) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def _growth(make, size: int) -> float:
-    """Best time at 10 x size over best time at size; ``make(n)`` returns the
-    operation to time, built outside the timing."""
-    small, large = make(size), make(10 * size)
-    return _best(large) / max(_best(small), 1e-6)
+_growth = growth
 
 
 def _like_case(pattern):

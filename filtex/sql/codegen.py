@@ -621,13 +621,13 @@ class CodeGenerator:
         """Tests for the literal runs of a segment anchored at the start or end
         (``None`` in a segment is ``_``: any one character, only counted)."""
         runs, run, start = [], [], 0
-        for offset, char in enumerate(segment + [None]):
-            if char is None:
+        for offset, item in enumerate(segment + [None]):
+            if item is None:
                 if run:
                     runs.append((start, "".join(run)))
                 run, start = [], offset + 1
             else:
-                run.append(char)
+                run.append(item)
         tests = []
         for offset, text in runs:
             literal = self.const(text)
