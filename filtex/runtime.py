@@ -46,7 +46,7 @@ def type_name(value: Any) -> str:
         return "list"
     if isinstance(value, Described):
         return "described"
-    return type(value).__name__
+    return type(value).__name__[:40]   # a class name is the sender's choice: kept short
 
 
 def a_type(value: Any) -> str:

@@ -63,7 +63,6 @@ class CodeGenerator:
         self.limits = limits
         self._owned: dict[int, str] = {}   # id(node) -> temp holding a computed string
         self.booleans: set[str] = {"True", "False", "None"}   # temps that hold only those
-        self.exact = True    # fast paths test type(x), never the forgeable x.__class__
         self.prologue: list[str] = []
         self.lines: list[str] = []
         self.size = 0
@@ -572,9 +571,7 @@ class CodeGenerator:
         """A test that ``subject`` is a string the dialect compares as Python does."""
         if not self.semantics.char_is_string:
             return f"{self.cls(subject)} in _STRS"
-        if self.exact:
-            return f"type({subject}) in _STRS_CHAR"
-        return f"isinstance({subject}, str)"
+        return f"type({subject}) in _STRS_CHAR"
 
     def other_type(self, subject: str, slow: str, test: str, op: str = "=",
                    negated: bool = False) -> str:
@@ -586,9 +583,9 @@ class CodeGenerator:
         return f"{slow} if issubclass(type({subject}), str) else {shortcut}"
 
     def cls(self, subject: str) -> str:
-        """The class a fast path tests: ``type(x)`` (unforgeable) where the result
-        leaves the function as it is, the cheaper ``x.__class__`` elsewhere."""
-        return f"type({subject})" if self.exact else f"{subject}.__class__"
+        """The class a fast path tests: ``type(x)``, which no object can forge
+        (``x.__class__`` and ``isinstance`` ask the object)."""
+        return f"type({subject})"
 
     def _like_expression(self, subject: str, pattern: str, escape: str | None) -> str:
         """The cheapest expression matching ``subject`` against a constant pattern:
