@@ -5,19 +5,52 @@
 >>> f.evaluate(filtex.Message(header={"priority": 7},
 ...                           application_properties={"color": "blue"}))
 True
-"""
-from .compiler import cache_clear, cache_info, compile_sql
-from .described import compile_filter, compile_filter_set
-from .descriptors import capabilities
-from .errors import EvaluationFailure, FilterError
-from .filter import Filter, Outcome
-from .limits import DEFAULT_LIMITS, Limits
-from .message import Message
-from .quoting import quote_identifier, quote_string
-from .typed_json import message_from_json, value_from_json
 
-__all__ = ["compile_sql", "compile_filter", "compile_filter_set", "capabilities", "cache_clear",
-           "cache_info", "Filter", "Outcome", "FilterError", "EvaluationFailure", "Limits",
-           "DEFAULT_LIMITS", "Message", "message_from_json", "value_from_json", "quote_string",
-           "quote_identifier"]
-__version__ = "0.1.0"
+The public names are imported on first use (PEP 562), so ``import filtex``
+and ``import filtex.filter`` load no compiler, parser or engine.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+
+_EXPORTS = {
+    "compile_sql": "compiler", "cache_clear": "compiler", "cache_info": "compiler",
+    "compile_filter": "described", "compile_filter_set": "described",
+    "capabilities": "descriptors",
+    "EvaluationFailure": "errors", "FilterError": "errors",
+    "Filter": "filter", "Outcome": "filter",
+    "Limits": "limits", "DEFAULT_LIMITS": "limits",
+    "Message": "message",
+    "quote_identifier": "quoting", "quote_string": "quoting",
+    "message_from_json": "typed_json", "value_from_json": "typed_json",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'filtex' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value   # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
+    from .compiler import cache_clear, cache_info, compile_sql
+    from .described import compile_filter, compile_filter_set
+    from .descriptors import capabilities
+    from .errors import EvaluationFailure, FilterError
+    from .filter import Filter, Outcome
+    from .limits import DEFAULT_LIMITS, Limits
+    from .message import Message
+    from .quoting import quote_identifier, quote_string
+    from .typed_json import message_from_json, value_from_json

@@ -8,6 +8,7 @@ however many links use it.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import types
 from typing import Any, Mapping
 
@@ -92,7 +93,8 @@ def _compile_sql(text: str, dialect: str, limits: Limits, parameters: dict | Non
         options["parameters"] = parameters
     if limits is not check_limits(None):
         options["limits"] = limits
-    return Filter(text, dialect, "sql", source, evaluate, matches, tree, options)
+    return Filter(text, dialect, "sql", source, evaluate, matches, tree,
+                  (compile_sql, (text, dialect), options))
 
 
 class _GeneratedSource:
@@ -111,7 +113,7 @@ class _GeneratedSource:
 
 def load(source: str, namespace: dict, identity: str):
     """Compile generated source once; return ``evaluate`` and ``matches``, two
-    functions over the same code object (``matches`` defaults ``_mode`` to
+    functions over the same code object (``matches`` defaults the private mode to
     True). Tracebacks show the source through the globals' ``__loader__``."""
     digest = hashlib.sha1(f"{identity}\n{source}".encode("utf-8", "surrogatepass")).hexdigest()
     filename = f"filtex-generated-{digest[:16]}"
@@ -121,8 +123,21 @@ def load(source: str, namespace: dict, identity: str):
     scope["__loader__"] = _GeneratedSource(source)
     exec(compile(source, filename, "exec"), scope)
     evaluate = scope["evaluate"]
-    matches = types.FunctionType(evaluate.__code__, scope, "matches", (True, None))
+    matches = types.FunctionType(evaluate.__code__, scope, "matches", (None, True))
+    evaluate.__doc__, matches.__doc__ = _EVALUATE_DOC, _MATCHES_DOC
+    evaluate.__signature__ = matches.__signature__ = _SIGNATURE   # the mode stays private
     return evaluate, matches
+
+
+_EVALUATE_DOC = """True, False, or None (unknown: not delivered) for one message.
+
+``receiving_connection`` is the connection of the link the message would go to
+(the Apache no-local filter compares it with ``Message.connection``)."""
+_MATCHES_DOC = """True only when the filter's result for the message is True."""
+_SIGNATURE = inspect.Signature([
+    inspect.Parameter("message", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+    inspect.Parameter("receiving_connection", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                      default=None)])
 
 
 def cache_clear() -> None:

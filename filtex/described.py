@@ -158,7 +158,8 @@ def _compile(f: Any, dialect: str, depth: int, budget: _Budget) -> Filter:
         text = _canonical(ftype, value)
     source = generator.function(result)
     evaluate, matches = load(source, generator.namespace, ftype.name)
-    return Filter(text, dialect, ftype.name, source, evaluate, matches, tuple(members), options)
+    return Filter(text, dialect, ftype.name, source, evaluate, matches, tuple(members),
+                  (compile_filter, (text, dialect), options))
 
 
 def _member_text(member: Filter) -> Any:
@@ -227,7 +228,7 @@ def _compile_set(filters: Any, dialect: str, limits: Limits) -> Filter:
     evaluate, matches = load(source, generator.namespace, "filter-set")
     options = {} if limits is DEFAULT_LIMITS else {"limits": limits}
     return Filter(text, dialect, "filter-set", source, evaluate, matches, tuple(members),
-                  options)
+                  (compile_filter_set, (dict(text[1]), dialect), options))
 
 
 def _data_object(data: Data) -> Any:
@@ -252,7 +253,7 @@ class _Generator(CodeGenerator):
             fn = self.hoist("member", member.evaluate)
             var = self.temp()
             # explain mode: a member's failure propagates, with its reason, and ends the group
-            self.emit(f"{var} = {fn}(message, False, receiving_connection)")
+            self.emit(f"{var} = {fn}(message, receiving_connection, False)")
             values.append(var)
         if kind == "all":
             return self._junction_values(values, "False", "True")

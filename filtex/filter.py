@@ -24,11 +24,11 @@ class Filter:
     """
 
     __slots__ = ("text", "dialect", "kind", "source", "evaluate", "matches", "tree",
-                 "options", "__weakref__")
+                 "recipe", "__weakref__")
 
     def __init__(self, text: Any, dialect: str, kind: str, source: str,
                  evaluate: Callable[..., bool | None], matches: Callable[[Any], bool],
-                 tree: Any = None, options: dict | None = None) -> None:
+                 tree: Any = None, recipe: tuple | None = None) -> None:
         self.text = text
         self.dialect = dialect
         self.kind = kind
@@ -36,19 +36,29 @@ class Filter:
         self.evaluate = evaluate
         self.matches = matches
         self.tree = tree
-        self.options = options or {}   # keyword arguments it was compiled with (limits...)
+        # (builder, args, keyword args) that compile this filter again: its builder
+        # hands it over, so this module needs to know no builder
+        self.recipe = recipe
+
+    @property
+    def options(self) -> dict:
+        """The keyword arguments the filter was compiled with (limits, parameters)."""
+        return dict(self.recipe[2]) if self.recipe else {}
 
     def outcome(self, message: Any, receiving_connection: Any = None) -> Outcome:
         """The result for ``message``, with the failure reason if evaluation failed."""
         try:
-            return Outcome(self.evaluate(message, False, receiving_connection))
+            return Outcome(self.evaluate(message, receiving_connection, False))
         except EvaluationFailure as failure:
             return Outcome(None, _printable(failure.reason))
         except Exception as exc:  # a malformed message: unknown, never a crash
             return Outcome(None, f"malformed message: {_describe(exc)}")
 
     def __reduce__(self):
-        return (_rebuild, (self.kind, self.text, self.dialect, self.options))
+        if self.recipe is None:
+            raise TypeError(f"{self!r} was built without a recipe and cannot be pickled")
+        builder, args, kwargs = self.recipe
+        return (_rebuild, (builder, args, kwargs))
 
     def __repr__(self) -> str:
         try:
@@ -58,15 +68,9 @@ class Filter:
         return f"<Filter {self.kind} {self.dialect} {shown!r}>"
 
 
-def _rebuild(kind: str, text: Any, dialect: str, options: dict) -> Filter:
+def _rebuild(builder: Callable[..., Filter], args: tuple, kwargs: dict) -> Filter:
     """Unpickling: compile the filter again from its definition."""
-    if kind == "sql":
-        from .compiler import compile_sql
-        return compile_sql(text, dialect, **options)
-    from .described import compile_filter, compile_filter_set
-    if kind == "filter-set":
-        return compile_filter_set(dict(text[1]), dialect, **options)
-    return compile_filter(text, dialect, **options)
+    return builder(*args, **kwargs)
 
 
 def _printable(reason: Any) -> str:

@@ -130,7 +130,7 @@ def test_generated_source_is_deterministic_and_found_lazily_by_linecache():
 def test_traceback_shows_generated_line():
     f = filtex.compile_sql("a + 1 > 2")
     try:
-        f.evaluate(Message(application_properties={"a": "x"}), False)
+        f.evaluate(Message(application_properties={"a": "x"}), None, False)
     except filtex.EvaluationFailure:
         text = traceback.format_exc()
     assert "_arith(" in text  # the generated source line is shown
@@ -223,3 +223,26 @@ def test_decimal_values_compare_exactly():
             assert decimal_value(encode_decimal(text, width)) == Decimal(text)
     m = Message(application_properties={"d": encode_decimal("0.1", 64), "f": 0.1})
     assert filtex.compile_sql("d = 0.1 AND d + 0.2 = 0.3 AND f = 0.1").evaluate(m) is True
+
+
+def test_importing_filtex_loads_no_builder_and_filter_needs_none():
+    import subprocess
+    import sys
+    code = ("import sys, filtex.filter; "
+            "print(sorted(m for m in sys.modules if m.startswith('filtex')))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True).stdout
+    assert loaded.strip() == "['filtex', 'filtex._version', 'filtex.errors', 'filtex.filter']"
+    heavy = subprocess.run([sys.executable, "-c", "import sys, filtex; print('ply' in sys.modules,"
+                            " 'proton' in sys.modules)"], capture_output=True, text=True,
+                           check=True).stdout
+    assert heavy.strip() == "False False"
+
+
+def test_evaluate_and_matches_document_their_public_signature():
+    import inspect
+    f = filtex.compile_sql("a = 1")
+    for fn in (f.evaluate, f.matches):
+        assert str(inspect.signature(fn)) == "(message, receiving_connection=None)"
+        assert fn.__doc__ and "_mode" not in fn.__doc__
+    assert f.outcome.__doc__

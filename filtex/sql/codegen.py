@@ -149,7 +149,7 @@ class CodeGenerator:
         return self.function(result)
 
     def function(self, result: str) -> str:
-        """Source of ``evaluate(message, _mode=None, receiving_connection=None)``
+        """Source of ``evaluate(message, receiving_connection=None, _mode=None)``
         returning ``result`` after the emitted statements.
 
         One code object serves three functions that differ only in the default
@@ -164,7 +164,7 @@ class CodeGenerator:
             checked = (f"{result} if {result} is True or {result} is False or {result} is None "
                        f"else _not_boolean(_mode)")
         return "\n".join(
-            ["def evaluate(message, _mode=None, receiving_connection=None):", "    try:"]
+            ["def evaluate(message, receiving_connection=None, _mode=None):", "    try:"]
             + ["        " + line for line in self.prologue] + self.lines
             + [f"        return ({result} is True) if _mode is True else {checked}",
                "    except Exception:",
