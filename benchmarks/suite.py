@@ -23,7 +23,7 @@ LONG_FILTER = ("order_type IN ('premium', 'express') AND total_amount BETWEEN 10
 def reference_function(text: str) -> Callable:
     import reference
     from filtex.sql.checker import Checker
-    from filtex.sql.dialects import get_dialect
+    from filtex.dialects import get_dialect
     from filtex.sql.parser import parse
     dialect = get_dialect("amqp")
     tree = Checker(dialect, fold=False).check(parse(text, dialect))

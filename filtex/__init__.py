@@ -45,12 +45,12 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
-    from .compiler import cache_clear, cache_info, compile_sql
-    from .described import compile_filter, compile_filter_set
-    from .descriptors import capabilities
-    from .errors import EvaluationFailure, FilterError
-    from .filter import Filter, Outcome
-    from .limits import DEFAULT_LIMITS, Limits
-    from .message import Message
-    from .quoting import quote_identifier, quote_string
-    from .typed_json import message_from_json, value_from_json
+    from .compiler import cache_clear, cache_info, compile_sql  # noqa: F401
+    from .described import compile_filter, compile_filter_set  # noqa: F401
+    from .descriptors import capabilities  # noqa: F401
+    from .errors import EvaluationFailure, FilterError  # noqa: F401
+    from .filter import Filter, Outcome  # noqa: F401
+    from .limits import DEFAULT_LIMITS, Limits  # noqa: F401
+    from .message import Message  # noqa: F401
+    from .quoting import quote_identifier, quote_string  # noqa: F401
+    from .typed_json import message_from_json, value_from_json  # noqa: F401

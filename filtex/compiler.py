@@ -16,10 +16,9 @@ from .cache import BoundedCache
 from .errors import DefinitionProblem, FilterError, internal_error, line_and_column
 from .filter import Filter
 from .limits import DEFAULT_LIMITS, Limits, check_limits, exceeded
-from .semantics import SEMANTICS
 from .sql.checker import Checker
 from .sql.codegen import BASE_NAMESPACE, CodeGenerator
-from .sql.dialects import get_dialect
+from .dialects import get_dialect
 from .sql.parameters import normalize_parameters
 from .sql.parser import parse
 
@@ -82,7 +81,7 @@ def _compile_sql(text: str, dialect: str, limits: Limits, parameters: dict | Non
     rules = get_dialect(dialect)
     try:
         tree = Checker(rules, limits=limits).check(parse(text, rules, limits, parameters))
-        generator = CodeGenerator(semantics=SEMANTICS[rules.semantics], limits=limits)
+        generator = CodeGenerator(semantics=rules.semantics, limits=limits)
         source = generator.generate(tree)
         evaluate, matches = load(source, generator.namespace, f"sql:{dialect}")
     except DefinitionProblem as problem:

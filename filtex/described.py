@@ -24,10 +24,10 @@ from .errors import FilterError, internal_error
 from .filter import Filter
 from .limits import DEFAULT_LIMITS, Limits, check_limits, exceeded
 from .message import HEADER_DEFAULTS
-from .property_filters import check_entries, match_value, rabbitmq_match, string_rule
+from .property_filters import check_entries, match_value, string_rule
 from .sql import ast
 from .sql.codegen import CodeGenerator
-from .sql.dialects import get_dialect
+from .dialects import get_dialect
 from .topic import compile_topic
 from .typed_json import value_from_json
 from .validation import check_value
@@ -145,7 +145,7 @@ def _compile(f: Any, dialect: str, depth: int, budget: _Budget) -> Filter:
     if kind == "sql":
         return compile_sql(_text(value, ftype), dialect, **options)
     if kind == "selector":
-        return compile_sql(_text(value, ftype), "jms", **options)
+        return compile_sql(_text(value, ftype), ftype.dialect, **options)
     generator = _Generator(limits)
     members: list[Filter] = []
     if kind in _GROUPS:
@@ -164,9 +164,7 @@ def _compile(f: Any, dialect: str, depth: int, budget: _Budget) -> Filter:
 
 def _member_text(member: Filter) -> Any:
     if member.kind == "sql":
-        name = "apache.org:selector-filter:string" if member.dialect == "jms" \
-            else "amqp:sql-filter"
-        return (name, member.text)
+        return (get_dialect(member.dialect).sql_descriptor, member.text)
     return member.text
 
 
@@ -283,9 +281,10 @@ class _Generator(CodeGenerator):
                 raise _invalid(f"{ftype.name} holds a boolean, not {type(value).__name__}")
             return repr(kind == "true")
         if kind == "property":
-            entries = check_entries(ftype.section, value, dialect, self.limits)
-            if dialect == "rabbitmq":
-                return self.rabbitmq_property_filter(ftype.section, entries)
+            rules = get_dialect(dialect)
+            entries = check_entries(ftype.section, value, rules, self.limits)
+            if rules.semantics.property_match == "present":
+                return self.present_property_filter(ftype.section, entries, rules)
             return self.property_filter(ftype.section, entries)
         if kind == "direct":
             return self.direct(_text(value, ftype))
@@ -333,12 +332,14 @@ class _Generator(CodeGenerator):
         self.emit(f"{var} = {' and '.join(f'({t})' for t in tests)}")
         return var
 
-    def rabbitmq_property_filter(self, section: str, entries: list[tuple[Any, Any]]) -> str:
-        """RabbitMQ's reading: every entry needs its value present, null
-        references included; short-circuits like ``property_filter``."""
-        self.namespace["_rabbitmq_match"] = rabbitmq_match
+    def present_property_filter(self, section: str, entries: list[tuple[Any, Any]],
+                                rules: Any) -> str:
+        """A dialect whose entries need their value present, null references
+        included (RabbitMQ), matched by its own rule; short-circuits like
+        ``property_filter``."""
+        self.namespace["_match_present"] = rules.semantics.match_property
         section_var = self.section(section)
-        tests = [f"_rabbitmq_match({self.accessor.field(section, section_var, self.key(key))}, "
+        tests = [f"_match_present({self.accessor.field(section, section_var, self.key(key))}, "
                  f"{self.hoist('ref', ref)})" for key, ref in entries]
         var = self.temp()
         self.booleans.add(var)

@@ -24,6 +24,7 @@ class FilterType:
     code: int              # numeric descriptor
     capability: str        # the capability that offers it
     section: str | None = None   # property filters: the message section
+    dialect: str | None = None   # SQL filters read in one dialect whatever is asked (selectors)
 
     @property
     def name(self) -> str:
@@ -70,7 +71,8 @@ FILTER_TYPES = (
     FilterType("no-local", ("apache.org:no-local-filter:list",
                             "apache.org:jms-no-local-filter:list"), _apache(3), JMS),
     FilterType("selector", ("apache.org:selector-filter:string",
-                            "apache.org:jms-selector-filter:string"), _apache(4), JMS),
+                            "apache.org:jms-selector-filter:string"), _apache(4), JMS,
+               dialect="jms"),
     FilterType("any", ("apache.org:or-filter:list",), _apache(5), LOGIC),
     FilterType("all", ("apache.org:and-filter:list",), _apache(6), LOGIC),
     FilterType("not", ("apache.org:not-filter:list",), _apache(7), LOGIC),

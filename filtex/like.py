@@ -38,13 +38,13 @@ class PatternError(ValueError):
 
 
 def _segments(pattern: str, escape: str | None,
-              mode: str = "amqp") -> list[list[str | None]]:
+              mode: str = "escape-any") -> list[list[str | None]]:
     """The pattern as segments between ``%``; in a segment ``None`` is ``_``.
 
-    ``mode`` ``amqp``: the escape makes the next character literal, whatever it
-    is, and may not end the pattern. ``jms`` (ActiveMQ and Artemis): it escapes
-    only ``_``, ``%`` and itself; elsewhere, and at the end, it is an ordinary
-    pattern character (a wildcard if it is one)."""
+    ``mode`` ``escape-any`` (amqp): the escape makes the next character literal,
+    whatever it is, and may not end the pattern. ``escape-wildcards`` (jms, as
+    ActiveMQ and Artemis): it escapes only ``_``, ``%`` and itself; elsewhere, and
+    at the end, it is an ordinary pattern character (a wildcard if it is one)."""
     if escape is not None and len(escape) != 1:
         raise PatternError(f"LIKE escape must be one character, not {escape!r}")
     segments: list[list[str | None]] = [[]]
@@ -53,7 +53,7 @@ def _segments(pattern: str, escape: str | None,
         char = pattern[position]
         position += 1
         following = pattern[position] if position < size else None
-        if char == escape and (mode == "amqp" or following in ("_", "%", escape)):
+        if char == escape and (mode == "escape-any" or following in ("_", "%", escape)):
             if following is None:
                 raise PatternError("LIKE pattern ends with its escape character")
             segments[-1].append(following)
@@ -215,7 +215,7 @@ _cache_lock = threading.Lock()
 
 
 def compile_like(pattern: str, escape: str | None = None,
-                 mode: str = "amqp") -> Callable[[str], bool]:
+                 mode: str = "escape-any") -> Callable[[str], bool]:
     """A function ``str -> bool`` for the pattern. Raises ``PatternError``.
 
     The last 512 patterns of at most 1024 characters are kept (a filter's

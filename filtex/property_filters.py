@@ -16,7 +16,6 @@ from proton import Array, Described, symbol, ulong
 from .errors import FilterError
 from .limits import DEFAULT_LIMITS, Limits, exceeded
 from .message import HEADER_FIELDS, PROPERTIES_FIELDS
-from .semantics import SEMANTICS
 from .values import (BINARY, BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, UUID, decimal_value,
                      double_value, exact, kind_of)
 
@@ -110,7 +109,8 @@ assert set(FIELD_TYPES["header"]) == set(HEADER_FIELDS)
 assert set(FIELD_TYPES["properties"]) == set(PROPERTIES_FIELDS)
 
 
-def _fits(ref: Any, allowed: tuple) -> bool:
+def fits(ref: Any, allowed: tuple) -> bool:
+    """Can a reference value stand for a field of the given types?"""
     kind = kind_of(ref)
     for option in allowed:
         if option == "symbol" and ref.__class__ is symbol:
@@ -143,14 +143,7 @@ def _check_modifiers(ref: Any) -> None:
             _check_modifiers(item)
 
 
-# RabbitMQ 4.2 (rabbit_amqp_filter_prop): 1 to 16 entries; properties keys are
-# symbols and content-type/-encoding references symbols; no null references there.
-RABBITMQ_MAX_ENTRIES = 16
-RABBITMQ_FIELD_TYPES = {**FIELD_TYPES["properties"], "content-type": ("symbol",),
-                        "content-encoding": ("symbol",)}
-
-
-def check_entries(section: str, entries: Any, dialect: str = "amqp",
+def check_entries(section: str, entries: Any, dialect: Any,
                   limits: Limits = DEFAULT_LIMITS) -> list[tuple[Any, Any]]:
     """The filter's (key, reference) pairs, checked; FilterError if any is invalid."""
     if isinstance(entries, Described):
@@ -160,15 +153,14 @@ def check_entries(section: str, entries: Any, dialect: str = "amqp",
     if len(entries) > limits.max_property_entries:
         raise exceeded("max_property_entries", limits, f"a {section} filter has more than "
                        f"{limits.max_property_entries:,} entries")
-    if dialect == "rabbitmq":
-        _check_rabbitmq(section, entries)
+    dialect.semantics.check_property_filter(section, entries)   # the dialect's own rules
     checked = []
     for key, ref in entries.items():
         if section in FIELD_TYPES:
             if not isinstance(key, str) or str(key) not in FIELD_TYPES[section]:
                 raise _invalid(f"{key!r} is not a field of the {section} section")
             key = str(key)
-            if ref is not None and not _fits(ref, FIELD_TYPES[section][key]):
+            if ref is not None and not fits(ref, FIELD_TYPES[section][key]):
                 raise _invalid(f"{section} field {key!r} cannot hold {type(ref).__name__} "
                                f"{ref!r}")
         elif section == "application_properties":
@@ -184,47 +176,3 @@ def check_entries(section: str, entries: Any, dialect: str = "amqp",
         _check_modifiers(ref)
         checked.append((key, ref))
     return checked
-
-
-
-def _check_rabbitmq(section: str, entries: Mapping) -> None:
-    """What RabbitMQ refuses beyond the specification's checks."""
-    if section not in ("properties", "application_properties"):
-        raise FilterError(f"RabbitMQ has no {section} filter", condition="amqp:not-implemented")
-    if not 1 <= len(entries) <= RABBITMQ_MAX_ENTRIES:
-        raise _invalid(f"a RabbitMQ property filter has 1 to {RABBITMQ_MAX_ENTRIES} entries, "
-                       f"not {len(entries)}")
-    if section == "properties":
-        for key, ref in entries.items():
-            if key.__class__ is not symbol:
-                raise _invalid(f"RabbitMQ properties filter keys are symbols, not {key!r}")
-            if ref is None:
-                raise _invalid(f"RabbitMQ refuses a null reference for {str(key)!r}")
-            allowed = RABBITMQ_FIELD_TYPES.get(str(key))
-            if allowed is not None and not _fits(ref, allowed):
-                raise _invalid(f"properties field {str(key)!r} cannot hold "
-                               f"{type(ref).__name__} {ref!r} in RabbitMQ")
-
-
-def rabbitmq_match(value: Any, ref: Any) -> bool:
-    """RabbitMQ's match of a message value with a reference: an absent (or
-    dropped) value never matches; a null reference matches any present value;
-    ``&p:``/``&s:`` on string references match byte strings; else Erlang ``==``
-    (numbers across types, strings, symbols and binaries as bytes)."""
-    rabbitmq = SEMANTICS["rabbitmq"]
-    value = None if value is None else rabbitmq.view(value)
-    if value is None:
-        return False
-    if ref is None:
-        return True
-    if ref.__class__ is str:
-        rule, text = string_rule(ref)
-        if rule != "eq":
-            if value.__class__ is str:
-                value = value.encode("utf-8", "surrogatepass")
-            if value.__class__ is not bytes:
-                return False
-            affix = text.encode("utf-8", "surrogatepass")
-            return value.startswith(affix) if rule == "prefix" else value.endswith(affix)
-        ref = text
-    return rabbitmq.compare("=", value, ref) is True

@@ -8,7 +8,7 @@ filter's shape.
 from __future__ import annotations
 
 from .errors import FilterError
-from .sql.dialects import get_dialect
+from .dialects import get_dialect
 
 
 def quote_string(text: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from filtex import runtime
-from filtex.semantics import Semantics
+from filtex.dialects import Semantics
 from filtex.sql import ast
 
 

@@ -10,7 +10,7 @@ from proton import Described, symbol, ulong
 
 import filtex
 from filtex import Message
-from filtex.sql.dialects import DIALECTS, Dialect
+from filtex.dialects import DIALECTS, Dialect
 
 HIGH = Message(header={"priority": 7}, application_properties={"color": "blue"})
 LOW = Message(header={"priority": 1}, application_properties={"color": "blue"})

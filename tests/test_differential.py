@@ -19,7 +19,7 @@ from proton import byte, char, int32, short, symbol, timestamp, ubyte, uint, ulo
 import filtex
 import reference
 from filtex.sql.checker import Checker
-from filtex.sql.dialects import get_dialect
+from filtex.dialects import get_dialect
 from filtex.sql.parser import parse
 from filtex.values import encode_decimal
 
@@ -255,14 +255,13 @@ def test_compiled_agrees_with_the_dialects_own_rules(dialect, text, message):
     """jms and rabbitmq: the generated code (inline fast paths, short-circuits)
     gives what the dialect's complete rules give, walked over the unfolded tree."""
     import semantic_walker
-    from filtex.semantics import SEMANTICS
     rules = get_dialect(dialect)
     try:
         flt = filtex.compile_sql(text, dialect)
     except filtex.FilterError:
         return
     tree = Checker(rules, fold=False).check(parse(text, rules))
-    expected = semantic_walker.evaluate(tree, message, SEMANTICS[rules.semantics])
+    expected = semantic_walker.evaluate(tree, message, rules.semantics)
     assert flt.evaluate(message) is expected, (dialect, text, message)
 
 
@@ -337,7 +336,6 @@ LENIENT_TEXTS = st.one_of(*(lenient_expression(d).map(lambda t, d=d: (d, t))
 @given(LENIENT_TEXTS, lenient_messages())
 def test_lenient_dialect_expressions_agree_with_their_rules(dialect_text, message):
     import semantic_walker
-    from filtex.semantics import SEMANTICS
     dialect, text = dialect_text
     rules = get_dialect(dialect)
     try:
@@ -346,5 +344,5 @@ def test_lenient_dialect_expressions_agree_with_their_rules(dialect_text, messag
         assert error.condition != "amqp:internal-error"
         return
     tree = Checker(rules, fold=False).check(parse(text, rules))
-    expected = semantic_walker.evaluate(tree, message, SEMANTICS[rules.semantics])
+    expected = semantic_walker.evaluate(tree, message, rules.semantics)
     assert flt.evaluate(message) is expected, (dialect, text, message, flt.source)

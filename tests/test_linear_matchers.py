@@ -33,7 +33,7 @@ def reference_like(pattern: str, escape: str | None, mode: str) -> re.Pattern | 
     parts, chars = [], list(pattern)
     while chars:
         char = chars.pop(0)
-        if char == escape and (mode == "amqp" or (chars and chars[0] in "_%" + escape)):
+        if char == escape and (mode == "escape-any" or (chars and chars[0] in "_%" + escape)):
             if not chars:
                 return None
             parts.append(re.escape(chars.pop(0)))
@@ -54,7 +54,7 @@ def check_like(pattern: str, subject: str, escape: str | None, mode: str) -> Non
 
 LIKE_CHARS = "ab_%\\"
 escapes = st.sampled_from([None, "\\", "a", "%"])
-modes = st.sampled_from(["amqp", "jms"])
+modes = st.sampled_from(["escape-any", "escape-wildcards"])
 
 
 @settings(max_examples=1500, deadline=None)
@@ -108,7 +108,7 @@ def test_dense_candidates_fall_back_to_shift_and(monkeypatch):
         pattern = "%" + body + "b%" + ("a_" * 40 + "b%" if seed % 3 else "")
         subject = "".join("b" if (i * 31 + seed) % (97 + seed % 50) == 0 else "a"
                           for i in range(2000 + seed * 3))
-        check_like(pattern, subject, None, "amqp")
+        check_like(pattern, subject, None, "escape-any")
     like.cache_clear()
     assert calls
 

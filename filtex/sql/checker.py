@@ -18,10 +18,9 @@ from .. import like, runtime
 from ..errors import DefinitionProblem, EvaluationFailure
 from ..limits import DEFAULT_LIMITS, RESOURCE_LIMIT, Limits
 from ..message import HEADER_DEFAULTS, HEADER_FIELDS, PROPERTIES_FIELDS
-from ..semantics import SEMANTICS, Semantics
 from ..values import kind_of
 from . import ast
-from .dialects import JMS_HEADERS, Dialect
+from ..dialects import AMQP, Dialect, Semantics
 
 _KIND_TYPES = {"null": "null", "bool": "bool", "int": "int", "float": "float",
                "decimal": "decimal", "string": "string", "binary": "binary",
@@ -74,7 +73,8 @@ class Checker:
         self.dialect = dialect
         self.fold = fold
         self.limits = limits
-        self.semantics = SEMANTICS[dialect.semantics]
+        self.semantics = dialect.semantics
+        self.header_names = {name: (fields, typ) for name, fields, typ in dialect.header_names}
         self.sections = dict(dialect.section_qualifiers)
         self.functions = dict(dialect.functions)
         self.well_known = well_known(dialect)
@@ -92,18 +92,20 @@ class Checker:
     # --- fields ----------------------------------------------------------------
 
     def visit_Name(self, node: ast.Name) -> ast.Node:
-        if self.dialect.jms_headers and node.name in JMS_HEADERS:
-            return self._jms_header(node)
+        if node.name in self.header_names:
+            return self._header_name(node)
         return ast.Field(section="application_properties", key=node.name,
                          offset=node.offset)
 
-    def _jms_header(self, node: ast.Name) -> ast.Node:
+    def _header_name(self, node: ast.Name) -> ast.Node:
+        """A name the dialect gives to message fields (JMS headers): the field, or a
+        value derived from its fields (``runtime.DERIVED``)."""
+        spec, typ = self.header_names[node.name]
         fields = tuple(ast.Field(section=section, key=key, offset=node.offset,
                                  default=HEADER_DEFAULTS.get(key) if section == "header"
                                  else None)
-                       for section, key in JMS_HEADERS[node.name])
+                       for section, key in spec)
         if node.name in runtime.DERIVED:
-            typ = {"JMSDeliveryMode": "string", "JMSRedelivered": "bool"}.get(node.name, "any")
             return ast.Derived(name=node.name, args=fields, offset=node.offset, typ=typ)
         return fields[0]
 
@@ -248,7 +250,7 @@ class Checker:
                            offset=node.offset)
 
 
-def fold_constant(node: ast.Node, semantics: Semantics = SEMANTICS["amqp"]) -> Any:
+def fold_constant(node: ast.Node, semantics: Semantics = AMQP.semantics) -> Any:
     """The value of a node whose operands are all literals, by the dialect's rules."""
     values = [c.value for c in node.children()]  # type: ignore[attr-defined]
     if isinstance(node, ast.Unary):

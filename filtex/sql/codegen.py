@@ -26,7 +26,7 @@ from .. import runtime
 from ..accessors import MESSAGE, MessageAccessor, key_literal
 from ..errors import EvaluationFailure
 from ..limits import DEFAULT_LIMITS, Limits
-from ..semantics import SEMANTICS, Semantics
+from ..dialects import AMQP, UNDECIDED, Semantics
 from ..values import FLOAT_CLASSES, INT_CLASSES, double_value
 from . import ast
 
@@ -45,7 +45,7 @@ BASE_NAMESPACE = {
     "_bounded_null": runtime.bounded_null,
     "_item_get": runtime.item_get, "_item_has": runtime.item_has, "_negated": runtime.negated,
     **{f"_derived_{name}": fn for name, fn in runtime.DERIVED.items()},
-    **SEMANTICS["amqp"].namespace(),
+    **AMQP.semantics.namespace(),
 }
 
 _PLAIN = (str, int, bool, type(None))
@@ -56,7 +56,7 @@ class CodeGenerator:
     """Generates the source of one filter's functions."""
 
     def __init__(self, accessor: MessageAccessor = MESSAGE,
-                 semantics: Semantics = SEMANTICS["amqp"],
+                 semantics: Semantics = AMQP.semantics,
                  limits: Limits = DEFAULT_LIMITS) -> None:
         self.accessor = accessor
         self.semantics = semantics
@@ -481,7 +481,7 @@ class CodeGenerator:
                 if decimals:
                     paths.append((is_decimal, f"({subject} {py} {literal}) {not_nan}"))
         elif constant.typ == "float" and not math.isnan(value) and not (
-                self.semantics.java_floats and value == 0):
+                self.semantics.float_order == "total" and value == 0):
             paths = [(is_float, f"({subject} {py} {literal}) {not_nan}")]
         elif constant.typ == "decimal" and decimals:
             as_float = self.const(double_value(value))
@@ -498,7 +498,7 @@ class CodeGenerator:
     def is_float(self, subject: str) -> str:
         """A test that ``subject`` is a double Python compares as the dialect does
         (jms: Java orders NaN and -0.0 its own way, so those take the slow path)."""
-        if self.semantics.java_floats:
+        if self.semantics.float_order == "total":
             return (f"{self.cls(subject)} is float and {subject} == {subject} "
                     f"and {subject} != 0")
         return f"{self.cls(subject)} is float"
@@ -578,9 +578,9 @@ class CodeGenerator:
         """The dialect's inline answer for a value that is not a string, where it
         has one; a ``str`` subclass is still a string (the runtime reads it)."""
         shortcut = self.semantics.other_type(test, op, negated)
-        if shortcut is None:
+        if shortcut is UNDECIDED:
             return slow
-        return f"{slow} if issubclass(type({subject}), str) else {shortcut}"
+        return f"{slow} if issubclass(type({subject}), str) else {shortcut!r}"
 
     def cls(self, subject: str) -> str:
         """The class a fast path tests: ``type(x)``, which no object can forge

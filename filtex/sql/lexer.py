@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import re
 import threading
-from decimal import Decimal
 
 import ply.lex as lex
-from proton import int32
 
 from ..errors import DefinitionProblem, excerpt
 from ..limits import RESOURCE_LIMIT
-from .dialects import Dialect
+from ..dialects import Dialect
 
 KEYWORDS = ("AND", "OR", "NOT", "IS", "NULL", "LIKE", "ESCAPE", "IN", "BETWEEN",
             "EXISTS", "TRUE", "FALSE", "INF", "NAN")
@@ -40,26 +38,6 @@ _FIELD_END = frozenset({"IDENT", "DIDENT", "RBRACKET"})
 _HYPHENATED = {"application-properties": "application_properties",
                "delivery-annotations": "delivery_annotations",
                "message-annotations": "message_annotations"}
-def _java_integer(text: str) -> int:
-    """A Java integer literal: an Integer (``int32``) in int range, else a Long;
-    a leading 0 is octal."""
-    digits = text.rstrip("lL")
-    value = int(digits, 8) if digits[0] == "0" else int(digits)
-    return int32(value) if -(1 << 31) <= value < (1 << 31) else value
-
-
-# Number literal forms per dialect: (pattern, token kind, value from text).
-NUMBER_FORMS = {
-    "amqp": ((re.compile(r"\d+"), "INTEGER", int),
-             (re.compile(r"\d+\.\d+"), "DECIMAL", Decimal),
-             (re.compile(r"(?:\d+\.\d+|\d+)[eE][+-]?\d+"), "APPROX", float)),
-    "rabbitmq": ((re.compile(r"\d+"), "INTEGER", int),
-                 (re.compile(r"\d+\.\d+(?:E[+-]?\d+)?"), "APPROX", float)),
-    "jms": ((re.compile(r"[1-9]\d*[lL]?|0[0-7]*"), "INTEGER", _java_integer),
-            (re.compile(r"(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+"), "APPROX",
-             float)),
-}
-
 
 class _Rules:
     """PLY token rules. Function rules are tried in the order written."""
@@ -151,7 +129,7 @@ class _Rules:
             if len(digits.lstrip("0")) > 16 or int(digits, 16) > (1 << 63) - 1:
                 raise DefinitionProblem(
                     f"hexadecimal number {excerpt(t.value)} is larger than a long", t.lexpos)
-            t.type, t.value = "INTEGER", _java_integer(str(int(digits, 16)))
+            t.type, t.value = "INTEGER", dialect.integer_constant(int(digits, 16))
             return t
         hex_digits = "[0-9A-F]+" if dialect.binary_constants == "upper" else "[0-9A-Fa-f]+"
         if not digits or not re.fullmatch(hex_digits, digits):
@@ -171,12 +149,12 @@ class _Rules:
         if len(text) > MAX_NUMBER_TEXT:
             raise DefinitionProblem(f"number constant {excerpt(text, 20)} is longer than "
                                     f"{MAX_NUMBER_TEXT:,} characters", t.lexpos)
-        for pattern, kind, convert in NUMBER_FORMS[dialect.numbers]:
+        for pattern, kind, convert in dialect.number_forms:
             if pattern.fullmatch(text):
                 break
         else:
             raise DefinitionProblem(f"malformed number {excerpt(text)}", t.lexpos)
-        if dialect.numbers == "jms" and kind == "INTEGER" and text[0] == "0" \
+        if dialect.octal_integers and kind == "INTEGER" and text[0] == "0" \
                 and int(text, 8) > (1 << 63) - 1:
             raise DefinitionProblem(f"octal number {excerpt(text)} is larger than a long",
                                     t.lexpos)

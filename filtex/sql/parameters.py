@@ -11,10 +11,10 @@ import math
 from decimal import Decimal
 from typing import Any, Mapping
 
-from proton import int32, symbol
+from proton import symbol
 
 from ..errors import DefinitionProblem, FilterError
-from .dialects import Dialect
+from ..dialects import Dialect
 
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
@@ -64,19 +64,16 @@ def parameter_literal(name: str, value: Any, dialect: Dialect, offset: int) -> t
     if cls is str or cls is symbol:
         return str.__str__(value), "string"
     if cls is int:
-        if dialect.numbers == "jms":
-            if not -(1 << 63) <= value < (1 << 63):
-                raise refuse("an integer is a Java long")
-            return (int32(value) if -(1 << 31) <= value < (1 << 31) else value), "int"
-        if not -(1 << 63) <= value <= (1 << 64) - 1:
-            raise refuse("an integer lies in [-2^63, 2^64-1]")
-        return value, "int"
+        low, high = dialect.parameter_integers
+        if not low <= value <= high:
+            raise refuse(f"an integer lies in [{_power(low)}, {_power(high)}]")
+        return dialect.integer_constant(value), "int"
     if cls is float:
-        if dialect.numbers == "rabbitmq" and not math.isfinite(value):
+        if not dialect.non_finite_constants and not math.isfinite(value):
             raise refuse("a number is finite")
         return value, "float"
     if cls is Decimal:
-        if dialect.numbers != "amqp":
+        if not dialect.decimal_constants:
             raise refuse("there are no decimal constants")
         return value, "decimal"
     if cls is bytes:
@@ -84,3 +81,13 @@ def parameter_literal(name: str, value: Any, dialect: Dialect, offset: int) -> t
             raise refuse("there are no binary constants")
         return value, "binary"
     raise refuse(f"a {cls.__name__} is not a constant")
+
+
+def _power(bound: int) -> str:
+    """``-2^63``, ``2^64-1``: an integer bound as people write it."""
+    sign, size = ("-", -bound) if bound < 0 else ("", bound)
+    if size & (size - 1) == 0 and size:
+        return f"{sign}2^{size.bit_length() - 1}"
+    if (size + 1) & size == 0:
+        return f"{sign}2^{size.bit_length()}-1"
+    return str(bound)

@@ -1,0 +1,191 @@
+"""The dialect record and the evaluation rules every dialect starts from.
+
+A dialect is one record (``Dialect``) that owns everything about it: how its
+text reads (tokens, names, constructs), its static checks, its hard limits,
+and how it evaluates (``semantics``, an object: the operations generated code
+calls when the static types did not settle them, the facts the code generator
+needs to pick its fast paths, and its reading of property filters). One module
+per dialect (``amqp``, ``jms``, ``rabbitmq``) builds its record; no stage
+anywhere else tests a dialect's name.
+
+``Semantics`` is the ``amqp`` rules: an evaluation failure raises and makes the
+whole filter unknown. ``Lenient`` is the base of the dialects without failures
+(semantics.md): what fails in ``amqp`` is NULL there, and comparing values of
+unlike types is FALSE.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Callable
+
+from .. import runtime
+
+SECTION_QUALIFIERS = {
+    "header": "header", "h": "header",
+    "delivery_annotations": "delivery_annotations", "d": "delivery_annotations",
+    "message_annotations": "message_annotations", "m": "message_annotations",
+    "properties": "properties", "p": "properties",
+    "application_properties": "application_properties", "a": "application_properties",
+    "footer": "footer", "f": "footer",
+}
+
+FUNCTION_ARITY = {"LOWER": (1, 2), "UPPER": (1, 2), "LEFT": (2, 2), "RIGHT": (2, 2),
+                  "SUBSTRING": (2, 3), "UTC": (0, 0), "DATE": (1, 1)}
+
+AMQP_NUMBERS = ((re.compile(r"\d+"), "INTEGER", int),
+                (re.compile(r"\d+\.\d+"), "DECIMAL", Decimal),
+                (re.compile(r"(?:\d+\.\d+|\d+)[eE][+-]?\d+"), "APPROX", float))
+
+AMQP_KEYWORDS = frozenset({"AND", "OR", "NOT", "IS", "NULL", "LIKE", "ESCAPE", "IN", "BETWEEN",
+                           "EXISTS", "TRUE", "FALSE", "INF", "NAN"})
+
+
+class Undecided:
+    """The answer a dialect leaves to its runtime operation."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNDECIDED"
+
+
+UNDECIDED = Undecided()
+
+
+class Semantics:
+    """The ``amqp`` rules: the runtime's functions, failures and all."""
+
+    name = "amqp"
+    failures = True
+    # Python's str ordering is the dialect's for these operators (fast paths).
+    string_ops = frozenset({"=", "<>", "<", "<=", ">", ">="})
+    decimal_fast_paths = True      # Decimal compares with ints by value
+    char_is_string = True          # a char compares as a one-character string
+    int_division = "exact"         # inline int /: 7 / 2 = 3.5, 6 / 2 = 3 ("true": always float)
+    int_range: tuple | None = (runtime.LONG_MIN, runtime.ULONG_MAX)   # else NaN
+    null_view = False              # IS NULL tests the value as read
+    inline_arithmetic = True       # int and float arithmetic inline (else the runtime's)
+    like_escapes = "escape-any"    # the escape escapes any character ("escape-wildcards":
+    #                                only _, % and itself; see like._segments)
+    non_boolean_condition = None   # (lenient dialects) what a non-boolean condition is
+    float_order = "ieee"           # "total": NaN and -0.0 order as Java's Double.compareTo
+    string_concatenation = True    # string + string (jms: string + anything) makes a string
+    property_match = "spec"        # property filters as filtex 4.1 reads them; "present":
+    #                                an absent value never matches (RabbitMQ)
+
+    def other_type(self, test: str, op: str = "=", negated: bool = False) -> Any:
+        """The result of a test against string constants (``compare-string``,
+        ``in-strings``, ``like``) for a present value that is not a string:
+        True, False or None, or ``UNDECIDED`` where only the runtime knows."""
+        return UNDECIDED
+
+    def check_property_filter(self, section: str, entries: Any) -> None:
+        """What the dialect refuses in a property filter beyond filtex 4.1."""
+
+    def match_property(self, value: Any, ref: Any) -> bool:
+        """(``property_match == "present"``) does a present value match a reference?"""
+        raise NotImplementedError
+
+    def namespace(self) -> dict[str, Callable]:
+        """The operations generated code calls, by their generated names."""
+        return {"_compare": self.compare, "_arith": self.arith, "_negate": self.negate,
+                "_plus": self.plus, "_predicate": self.predicate, "_in": self.in_values,
+                "_like": self.like, "_between": self.between, "_view": self.view,
+                **{f"_fn_{name}": fn for name, fn in runtime.FUNCTIONS.items()}}
+
+    view = staticmethod(lambda value: value)
+    compare = staticmethod(runtime.compare)
+    arith = staticmethod(runtime.arith)
+    negate = staticmethod(runtime.negate)
+    plus = staticmethod(runtime.plus)
+    predicate = staticmethod(runtime.predicate)
+    in_values = staticmethod(runtime.in_values)
+    like = staticmethod(runtime.like)
+    between = staticmethod(runtime.between)
+
+
+class Lenient(Semantics):
+    """No failures: NULL instead, and FALSE for values of unlike types. A
+    subclass says how it sees AMQP values (``view``) and compares them."""
+
+    name = "lenient"
+    failures = False
+
+    def compare(self, op: str, left: Any, right: Any) -> bool | None:  # type: ignore[override]
+        if left is None or right is None:
+            return None
+        left, right = self.view(left), self.view(right)
+        if left is None or right is None:
+            return None
+        return self.compare_views(op, left, right)
+
+    def compare_views(self, op: str, left: Any, right: Any) -> bool:
+        """Two present values, as the dialect sees them."""
+        raise NotImplementedError
+
+    def between(self, value: Any, low: Any, high: Any,  # type: ignore[override]
+                negate: bool = False) -> bool | None:
+        above = self.compare(">=", value, low)
+        below = self.compare("<=", value, high)
+        if above is False or below is False:
+            inside: bool | None = False
+        else:
+            inside = None if (above is None or below is None) else True
+        return inside if inside is None else inside != negate
+
+
+AMQP_SEMANTICS = Semantics()
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One reading of SQL filter text, from characters to evaluation."""
+    name: str
+    # --- tokens ---------------------------------------------------------------------
+    keywords: frozenset = AMQP_KEYWORDS
+    keyword_case: str = "any"          # "upper": keywords only in upper case, else an error
+    reserved: frozenset = frozenset()  # words refused as identifiers in any case (but the
+    #                                    upper-case name of one of the dialect's functions)
+    identifier: str = r"[^\W\d_]\w*"   # a Unicode letter, then letters, digits, _
+    string_quotes: str = "'\""
+    # number literal forms: (pattern, token kind, value from text), the first that
+    # fits the whole number wins
+    number_forms: tuple = AMQP_NUMBERS
+    octal_integers: bool = False       # a leading 0 is octal, and a long at most (Java)
+    binary_constants: str | None = "any"   # any | upper (hex digits) | None: 0x.. is an integer
+    delimited_identifiers: str | None = "nonempty"   # nonempty | any | None
+    quoted_identifiers: bool = False   # "name" is an identifier (Artemis, Qpid)
+    comments: bool = False             # /* */ and -- line comments
+    not_equal_bang: bool = True        # != as well as <>
+    modulo: bool = True
+    max_integer: int | None = (1 << 64) - 1
+    hyphenated_sections: bool = True   # application-properties.x
+    # --- names and constructs ---------------------------------------------------------
+    section_qualifiers: tuple = tuple(SECTION_QUALIFIERS.items())
+    header_fields: tuple | None = None        # None: every header field
+    field_spellings: str = "all"              # all: reply-to, reply_to, replyTo | underscore
+    header_names: tuple = ()                  # (identifier, ((section, field), ...), type):
+    #                                           names for fields beside application properties
+    functions: tuple = tuple(FUNCTION_ARITY.items())
+    vendor_functions: bool = True
+    allow_between: bool = True
+    allow_exists: bool = True
+    allow_composite_references: bool = True
+    typed_predicates: bool = False     # a constant or arithmetic as a condition is an error
+    literal_patterns: bool = False     # LIKE pattern and ESCAPE are string constants
+    unary_on_primary_only: bool = False   # - -x is a syntax error (-(-x) is not)
+    pattern_control_characters: bool = True   # in a LIKE pattern
+    whitespace: str = " \t\n\r\f\v"
+    # --- constants a program may bind as parameters ------------------------------------------
+    integer_constant: Callable[[int], Any] = int   # an int as the dialect's integer constant
+    parameter_integers: tuple = (-(1 << 63), (1 << 64) - 1)   # the range a parameter may hold
+    decimal_constants: bool = True
+    non_finite_constants: bool = True  # INF and NAN
+    # --- evaluation -----------------------------------------------------------------------
+    semantics: Semantics = AMQP_SEMANTICS
+    sql_descriptor: str = "amqp:sql-filter"   # the descriptor of an SQL filter in the dialect
+    # --- the dialect's own hard limits (filtex.Limits holds the operator's) ------------------
+    max_length: int | None = None
+    max_tokens: int | None = None

@@ -1,0 +1,351 @@
+"""The ``jms`` dialect: Jakarta Messaging 3.1 selectors as ActiveMQ, Artemis and
+Qpid read them (``apache.org:selector-filter:string``).
+
+JMS header names map to AMQP fields (the Apache filters document's table);
+AMQP values are seen as the Java objects the peers hold (the Apache type
+mapping); evaluation has no failures: what fails in amqp is NULL, values of
+unlike types compare FALSE.
+"""
+from __future__ import annotations
+
+import math
+import re
+from decimal import Decimal
+from typing import Any
+
+from proton import byte, char, float32, int32, short, ubyte, ushort
+
+from .. import runtime
+from ..like import compile_like
+from ..values import (BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, decimal_value, double_value,
+                      exact, kind_of)
+from .base import UNDECIDED, Dialect, Lenient
+
+JMS_KEYWORDS = frozenset({"AND", "OR", "NOT", "IS", "NULL", "LIKE", "ESCAPE", "IN", "BETWEEN",
+                          "TRUE", "FALSE"})
+
+# The JMS header identifiers (Apache filters document, figure 1) and the JMSX
+# properties of the AMQP JMS mapping: the AMQP fields each one reads.
+JMS_HEADERS = {
+    "JMSCorrelationID": (("properties", "correlation-id"),),
+    "JMSDeliveryMode": (("header", "durable"),),
+    "JMSDestination": (("properties", "to"),),
+    "JMSExpiration": (("properties", "absolute-expiry-time"),),
+    "JMSMessageID": (("properties", "message-id"),),
+    "JMSPriority": (("header", "priority"),),
+    "JMSRedelivered": (("header", "delivery-count"),),
+    "JMSReplyTo": (("properties", "reply-to"),),
+    "JMSTimestamp": (("properties", "creation-time"),),
+    # The Apache table names the x-opt-jms-type annotation; the AMQP JMS mapping
+    # (Qpid JMS, the peers' suites) carries JMSType in subject: the annotation
+    # wins when present.
+    "JMSType": (("message_annotations", "x-opt-jms-type"), ("properties", "subject")),
+    "JMSXGroupID": (("properties", "group-id"),),
+    "JMSXGroupSeq": (("properties", "group-sequence"),),
+    "JMSXUserID": (("properties", "user-id"),),
+}
+
+# How each header reads its fields, and its static type: a value derived from
+# them (runtime.DERIVED) or the first field itself.
+JMS_HEADER_TYPES = {"JMSDeliveryMode": "string", "JMSRedelivered": "bool"}
+
+
+def java_integer(text: str) -> Any:
+    """A Java integer literal: an Integer (``int32``) in int range, else a Long;
+    a leading 0 is octal."""
+    digits = text.rstrip("lL")
+    value = int(digits, 8) if digits[0] == "0" else int(digits)
+    return java_integer_value(value)
+
+
+def java_integer_value(value: int) -> Any:
+    """An integer as the Java constant that holds it: Integer in int range, else Long."""
+    return int32(value) if -(1 << 31) <= value < (1 << 31) else value
+
+
+JMS_NUMBERS = ((re.compile(r"[1-9]\d*[lL]?|0[0-7]*"), "INTEGER", java_integer),
+               (re.compile(r"(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+"), "APPROX",
+                float))
+
+
+class Opaque:
+    """A value its dialect cannot compare or compute with (a Java ``byte[]``,
+    a map or list): every comparison with it is FALSE, every operation NULL."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"Opaque({self.value!r})"
+
+
+class JavaChar(str):
+    """A JMS ``char``: not a String, so it equals no string constant."""
+
+    __slots__ = ()
+
+
+class Jms(Lenient):
+    """JMS selectors where ActiveMQ, Artemis and Qpid Broker-J agree (their
+    shared ``ComparisonExpression``/``ArithmeticExpression`` lineage), and
+    ActiveMQ's and Artemis' reading where Qpid differs.
+
+    Values are Java objects: integers keep their Java width (a proton ``int32``
+    or a literal in int range is an Integer, other integers Longs), floats are
+    Double or Float. ``+ - *`` wrap at 32 or 64 bits; ``/`` and ``%`` are done
+    in double (no division-by-zero error: Infinity or NaN); doubles order as
+    ``Double.compareTo`` does (NaN above everything and equal to itself, -0.0
+    below 0.0); strings order by UTF-16 code units."""
+
+    name = "jms"
+    string_ops = frozenset({"=", "<>"})
+    decimal_fast_paths = False     # decimals are doubles in JMS
+    char_is_string = False         # a Java char is not a String
+    inline_arithmetic = False      # Java widths and wrapping decide: the runtime does it
+    like_escapes = "escape-wildcards"
+    non_boolean_condition = False  # a bare non-boolean property is FALSE
+    float_order = "total"          # NaN and -0.0 order as in Java
+
+    def view(self, value: Any) -> Any:  # type: ignore[override]
+        """The Apache filters document's AMQP-to-JMS type mapping."""
+        value = exact(value)
+        cls = type(value)
+        if cls is int or cls is str or cls is float or value is None or cls is bool \
+                or cls is int32 or cls is float32:
+            return value
+        kind = kind_of(value)
+        if kind == INT:
+            if cls in _JAVA_INT_CLASSES:
+                return int32(int(value))   # byte, short, int, ubyte, ushort: int arithmetic
+            return int(value)              # uint, ulong, long: long
+        if kind == TIMESTAMP:
+            return int(value)
+        if kind == FLOAT:
+            return value
+        if kind == DECIMAL:
+            return float(decimal_value(value))
+        if kind == STRING:
+            return JavaChar(value) if isinstance(value, char) else str(value)
+        if kind == BOOL:
+            return bool(value)
+        return Opaque(value)   # binary, uuid (byte arrays), maps, lists, described
+
+    def compare_views(self, op: str, left: Any, right: Any) -> bool:
+        # NULL on either side stayed unknown (the JMS specification and Qpid C++;
+        # README: where the JMS peers disagree)
+        if op in ("=", "<>"):   # <> is NOT (=): values of unlike types differ
+            return self.equals(left, right) == (op == "=")
+        return self.order(op, left, right)
+
+    def equals(self, left: Any, right: Any) -> bool:
+        if left.__class__ is Opaque or right.__class__ is Opaque:
+            return left is right   # byte[] equals only itself
+        key = _java_key(left, right)
+        return key is not None and key[0] == key[1]
+
+    def order(self, op: str, left: Any, right: Any) -> bool:
+        key = _java_key(left, right)
+        return False if key is None else runtime.OPS[op](*key)
+
+    def other_type(self, test: str, op: str = "=", negated: bool = False) -> Any:
+        """The result of a test against string constants when the value is
+        neither NULL nor a String (the generated fast path's else)."""
+        if test == "compare-string" and op in ("=", "<>"):
+            return op == "<>"   # a String never equals another Java type
+        if test == "in-strings":
+            return None         # IN on a non-string is unknown
+        if test == "like":
+            return negated      # LIKE on a non-string is FALSE
+        return UNDECIDED
+
+    def between(self, value: Any, low: Any, high: Any,  # type: ignore[override]
+                negate: bool = False) -> bool | None:
+        """The peers build BETWEEN as v >= lo AND v <= hi, and NOT BETWEEN as
+        v < lo OR v > hi (so NOT BETWEEN is FALSE, too, for unlike types)."""
+        if not negate:
+            return super().between(value, low, high)
+        below, above = self.compare("<", value, low), self.compare(">", value, high)
+        if below is True or above is True:
+            return True
+        return None if below is None or above is None else False
+
+    def in_values(self, value: Any, items: tuple) -> bool | None:  # type: ignore[override]
+        value = None if value is None else self.view(value)
+        if value.__class__ is not str:
+            return None   # IN is for strings; anything else is unknown
+        return any(value == item for item in items if item.__class__ is str)
+
+    def predicate(self, value: Any) -> bool | None:  # type: ignore[override]
+        if value is None or value is True or value is False:
+            return value
+        return False   # the boolean cast of a non-boolean property
+
+    def number(self, value: Any) -> Any:
+        value = self.view(value)
+        cls = value.__class__
+        return value if cls is int or cls is int32 or cls is float or cls is float32 else None
+
+    def arith(self, op: str, left: Any, right: Any) -> Any:  # type: ignore[override]
+        if left is None or right is None:
+            return None
+        if op == "+" and self.view(left).__class__ is str:
+            return self.view(left) + java_string(self.view(right))   # String.valueOf
+        a, b = self.number(left), self.number(right)
+        if a is None or b is None:
+            return None   # a RuntimeException in the peers: NULL here (semantics.md)
+        if op in "/%" or a.__class__ in (float, float32) or b.__class__ in (float, float32):
+            x, y = double_value(a), double_value(b)
+            if op == "/":
+                return _java_divide(x, y)
+            if op == "%":
+                return math.nan if y == 0 or x - x != 0 else math.fmod(x, y)
+            return x + y if op == "+" else x - y if op == "-" else x * y
+        result = a + b if op == "+" else a - b if op == "-" else a * b
+        if a.__class__ is int32 and b.__class__ is int32:
+            return int32(_wrap(result, 32))
+        return _wrap(result, 64)
+
+    def negate(self, value: Any) -> Any:  # type: ignore[override]
+        number = None if value is None else self.number(value)
+        if number is None:
+            return None
+        if number.__class__ is int32:
+            return int32(_wrap(-number, 32))
+        if number.__class__ is int:
+            return _wrap(-number, 64)
+        return -double_value(number) if number.__class__ is float else float32(-number)
+
+    def plus(self, value: Any) -> Any:  # type: ignore[override]
+        return value   # unary plus is a no-op on any type
+
+    def like(self, value: Any, pattern: Any, negated: bool,  # type: ignore[override]
+             *escape: Any) -> bool | None:
+        if value is None:
+            return None
+        value = self.view(value)
+        if value.__class__ is not str:
+            return negated   # LIKE on a non-string is FALSE (NOT LIKE TRUE)
+        matcher = compile_like(str(pattern), str(escape[0]) if escape else None,
+                               self.like_escapes)
+        return matcher(value) != negated
+
+
+_JAVA_INT_CLASSES = frozenset({byte, short, int32, ubyte, ushort})
+
+
+def _wrap(value: int, bits: int) -> int:
+    """Java integer arithmetic wraps around."""
+    half = 1 << (bits - 1)
+    return (value + half) % (1 << bits) - half
+
+
+def _java_divide(x: float, y: float) -> float:
+    if y == 0:
+        if x == 0 or x != x:
+            return math.nan
+        return math.copysign(math.inf, x) * math.copysign(1.0, y)
+    return x / y
+
+
+def _double_key(x: float) -> tuple:
+    """``Double.compareTo``'s total order: -0.0 < 0.0, NaN above +Infinity."""
+    if x != x:
+        return (2, 0.0, 0.0)
+    return (1, x, math.copysign(1.0, x) if x == 0 else 0.0)
+
+
+def _java_key(left: Any, right: Any) -> tuple | None:
+    """Comparable forms of two Java values, or None when Java cannot compare
+    them (different kinds: FALSE)."""
+    lk, rk = _java_kind(left), _java_kind(right)
+    if lk == rk == "number":
+        if left.__class__ in (float, float32) or right.__class__ in (float, float32):
+            if left.__class__ is float or right.__class__ is float:
+                return _double_key(double_value(left)), _double_key(double_value(right))
+            # Float with an integer: the integer is rounded to float
+            return (_double_key(double_value(float32(left))),
+                    _double_key(double_value(float32(right))))
+        return int(left), int(right)
+    if lk != rk or lk is None:
+        return None
+    if lk == "string":   # String.compareTo: UTF-16 code units
+        return (left.encode("utf-16-be", "surrogatepass"),
+                right.encode("utf-16-be", "surrogatepass"))
+    return left, right   # booleans (false < true), chars
+
+
+def _java_kind(value: Any) -> str | None:
+    cls = value.__class__
+    if cls in (int, int32, float, float32):
+        return "number"
+    if cls is str:
+        return "string"
+    if cls is bool:
+        return "bool"
+    if cls is JavaChar:
+        return "char"
+    return None
+
+
+def java_string(value: Any) -> str:
+    """``String.valueOf`` of a Java value."""
+    if value is True or value is False:
+        return "true" if value else "false"
+    if value.__class__ is float32:
+        return _java_float_text(double_value(value), single=True)
+    if value.__class__ is float:
+        return _java_float_text(value)
+    if value.__class__ is Opaque:
+        return f"[B@{id(value.value):x}"
+    if isinstance(value, int):
+        return str(int(value))   # proton's int32 prints as int32(1)
+    return str(value)
+
+
+def _java_float_text(x: float, single: bool = False) -> str:
+    """``Double.toString``/``Float.toString``: the shortest digits that read back,
+    plain between 10^-3 and 10^7, else d.dddEn."""
+    if x != x:
+        return "NaN"
+    if x in (math.inf, -math.inf):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
+    text = repr(x)
+    if single:
+        for digits in range(1, 10):
+            candidate = f"{x:.{digits}g}"
+            if double_value(float32(float(candidate))) == x:
+                text = candidate
+                break
+    sign, digits, exponent = Decimal(text).as_tuple()
+    digits_text = "".join(map(str, digits)).rstrip("0") or "0"
+    point = len(digits) + exponent          # position of the decimal point
+    prefix = "-" if sign else ""
+    if 1e-3 <= abs(x) < 1e7:
+        if point <= 0:
+            return f"{prefix}0.{'0' * -point}{digits_text}"
+        whole = digits_text[:point].ljust(point, "0")
+        fraction = digits_text[point:] or "0"
+        return f"{prefix}{whole}.{fraction}"
+    return f"{prefix}{digits_text[0]}.{digits_text[1:] or '0'}E{point - 1}"
+
+
+JMS_SEMANTICS = Jms()
+
+JMS = Dialect(
+    "jms", keywords=JMS_KEYWORDS, reserved=frozenset({"XPATH", "XQUERY"}),
+    identifier=r"[A-Za-z_$][A-Za-z0-9_$]*", string_quotes="'", number_forms=JMS_NUMBERS,
+    octal_integers=True, integer_constant=java_integer_value, decimal_constants=False,
+    parameter_integers=(-(1 << 63), (1 << 63) - 1),
+    binary_constants=None, delimited_identifiers=None, quoted_identifiers=True, comments=True,
+    not_equal_bang=False, max_integer=None, hyphenated_sections=False,
+    whitespace=" \t\n\r\f",
+    section_qualifiers=(), functions=(), vendor_functions=False,
+    header_names=tuple((name, fields, JMS_HEADER_TYPES.get(name, "any"))
+                       for name, fields in JMS_HEADERS.items()),
+    allow_exists=False, allow_composite_references=False, typed_predicates=True,
+    literal_patterns=True, semantics=JMS_SEMANTICS,
+    sql_descriptor="apache.org:selector-filter:string")

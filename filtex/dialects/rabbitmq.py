@@ -1,0 +1,247 @@
+"""The ``rabbitmq`` dialect: the SQL filters of RabbitMQ 4.2 streams
+(``rabbit_amqp_sql_lexer.xrl``, ``rabbit_amqp_filter_sql.erl``) and its reading of
+property filters (``rabbit_amqp_filter_prop.erl``).
+
+Its values are numbers, booleans and byte strings: strings, symbols, binaries
+and uuids are all bytes, so ``'A' = 0x41``; values it cannot represent read as
+absent. Evaluation has no failures.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from proton import char, symbol
+
+from .. import runtime
+from ..errors import FilterError
+from ..like import PatternError, _segments, compile_like
+from ..property_filters import FIELD_TYPES, fits, string_rule
+from ..values import BINARY, BOOL, FLOAT, INT, STRING, TIMESTAMP, UUID, double_value, exact, kind_of
+from .base import FUNCTION_ARITY, Dialect, Lenient
+
+RABBITMQ_KEYWORDS = frozenset({"AND", "OR", "NOT", "IS", "NULL", "LIKE", "ESCAPE", "IN",
+                               "TRUE", "FALSE"})
+
+RABBITMQ_NUMBERS = ((re.compile(r"\d+"), "INTEGER", int),
+                    (re.compile(r"\d+\.\d+(?:E[+-]?\d+)?"), "APPROX", float))
+
+# rabbit_amqp_filter_prop: 1 to 16 entries; content-type/-encoding references are symbols.
+RABBITMQ_MAX_ENTRIES = 16
+RABBITMQ_FIELD_TYPES = {**FIELD_TYPES["properties"], "content-type": ("symbol",),
+                        "content-encoding": ("symbol",)}
+
+
+def _invalid(problem: str) -> FilterError:
+    return FilterError(problem, condition="amqp:invalid-field")
+
+
+class RabbitMQ(Lenient):
+    """RabbitMQ 4.2's evaluation of SQL filters (``rabbit_amqp_filter_sql``).
+
+    Its values are numbers, booleans and byte strings: strings, symbols,
+    binaries and uuids are all bytes, so ``'A' = 0x41``. Application property
+    values it cannot represent (null, decimals, NaN and infinities, maps,
+    lists, described values) are dropped: they read as absent."""
+
+    name = "rabbitmq"
+    decimal_fast_paths = False     # decimals are dropped, not compared
+    char_is_string = False         # a char is its code point, a number
+    int_division = "true"          # / always divides exactly: 5 / 2 = 2.5
+    int_range = None               # Erlang integers do not overflow
+    string_concatenation = False   # + is for numbers only
+    null_view = True               # IS NULL sees dropped values as absent
+
+    def view(self, value: Any) -> Any:  # type: ignore[override]
+        value = exact(value)
+        cls = type(value)
+        if cls is int or cls is str or cls is bool or cls is bytes or value is None:
+            return value
+        kind = kind_of(value)
+        if kind == INT or kind == TIMESTAMP:
+            return int(value)
+        if kind == FLOAT:
+            number = double_value(value)
+            return number if number - number == 0 else None  # NaN and infinities: dropped
+        if kind == STRING:
+            return ord(value) if isinstance(value, char) else str(value)
+        if kind == BOOL:
+            return bool(value)
+        if kind == UUID:
+            return value.bytes
+        if kind == BINARY:
+            return bytes(value)
+        return None   # decimals, maps, lists, arrays, described: dropped
+
+    def compare_views(self, op: str, left: Any, right: Any) -> bool:
+        if left.__class__ is str and right.__class__ is bytes:
+            left = left.encode("utf-8", "surrogatepass")
+        elif left.__class__ is bytes and right.__class__ is str:
+            right = right.encode("utf-8", "surrogatepass")
+        lk, rk = kind_of(left), kind_of(right)
+        same = lk == rk or (lk in (INT, FLOAT) and rk in (INT, FLOAT))
+        if op == "=":
+            return same and left == right
+        if op == "<>":
+            return not same or left != right   # Erlang /=: unlike kinds differ
+        if not same or lk == BOOL:
+            return False   # ordering is for numbers and byte strings only
+        return runtime.OPS[op](left, right)
+
+    def in_values(self, value: Any, items: tuple) -> bool | None:  # type: ignore[override]
+        if value is None or self.view(value) is None:
+            return None
+        return any(self.compare("=", value, item) for item in items)
+
+    def number(self, value: Any) -> Any:
+        """The value as an Erlang number, or None."""
+        value = self.view(value)
+        return value if value.__class__ in (int, float) else None
+
+    def predicate(self, value: Any) -> bool | None:  # type: ignore[override]
+        return value if value is True or value is False else None
+
+    def arith(self, op: str, left: Any, right: Any) -> Any:  # type: ignore[override]
+        if left is None or right is None:
+            return None
+        a, b = self.number(left), self.number(right)
+        if a is None or b is None:
+            return None
+        try:
+            if a.__class__ is int and b.__class__ is int:
+                return self.int_arith(op, a, b)
+            return self.float_arith(op, float(a), float(b))
+        except (ArithmeticError, ValueError):
+            return None
+
+    def int_arith(self, op: str, a: int, b: int) -> Any:
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        if b == 0:
+            return None
+        if op == "%":
+            rem = abs(a) % abs(b)
+            return -rem if a < 0 else rem
+        return a / b
+
+    def float_arith(self, op: str, a: float, b: float) -> Any:
+        if op == "%" or (op == "/" and b == 0):
+            return None   # rem is for integers only; no division by zero
+        result = a / b if op == "/" else a + b if op == "+" else a - b if op == "-" else a * b
+        # Erlang raises badarith rather than produce an infinity
+        return result if result - result == 0 else None
+
+    def negate(self, value: Any) -> Any:  # type: ignore[override]
+        number = None if value is None else self.number(value)
+        return None if number is None else -number
+
+    def plus(self, value: Any) -> Any:  # type: ignore[override]
+        return None if value is None else self.number(value)
+
+    def like(self, value: Any, pattern: Any, negated: bool,  # type: ignore[override]
+             *escape: Any) -> bool | None:
+        if value is None or pattern is None or (escape and escape[0] is None):
+            return None
+        subject = self.view(value)
+        if kind_of(pattern) != STRING or \
+                (escape and (kind_of(escape[0]) != STRING or len(escape[0]) != 1)):
+            return None
+        pattern, escape_char = str(pattern), str(escape[0]) if escape else None
+        if subject.__class__ is bytes:
+            return self.like_bytes(subject, pattern, escape_char, negated)
+        if subject.__class__ is not str:
+            return None   # LIKE on a number or boolean is unknown
+        try:
+            return compile_like(pattern, escape_char, self.like_escapes)(subject) != negated
+        except PatternError:
+            return None
+
+    @staticmethod
+    def like_bytes(subject: bytes, pattern: str, escape: str | None, negated: bool) -> bool | None:
+        """A binary subject: patterns with no ``_`` and at most one ``%`` match its
+        bytes; any other pattern needs it to be UTF-8 text (else unknown)."""
+        segments = _segments(pattern, escape)
+        if len(segments) <= 2 and all(None not in seg for seg in segments):
+            parts = ["".join(seg).encode("utf-8", "surrogatepass") for seg in segments]
+            if len(parts) == 1:
+                found = subject == parts[0]
+            else:
+                found = (len(subject) >= len(parts[0]) + len(parts[1])
+                         and subject.startswith(parts[0]) and subject.endswith(parts[1]))
+            return found != negated
+        try:
+            text = subject.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return compile_like(pattern, escape, "escape-any")(text) != negated
+
+    # --- property filters (rabbit_amqp_filter_prop) ------------------------------------------
+
+    property_match = "present"     # an absent (or dropped) value never matches
+
+    def check_property_filter(self, section: str, entries: Any) -> None:
+        """What RabbitMQ refuses beyond the specification's checks: 1 to 16 entries;
+        properties keys are symbols, content-type/-encoding references symbols,
+        and there are no null references there."""
+        if section not in ("properties", "application_properties"):
+            raise FilterError(f"RabbitMQ has no {section} filter",
+                              condition="amqp:not-implemented")
+        if not 1 <= len(entries) <= RABBITMQ_MAX_ENTRIES:
+            raise _invalid(f"a RabbitMQ property filter has 1 to {RABBITMQ_MAX_ENTRIES} "
+                           f"entries, not {len(entries)}")
+        if section != "properties":
+            return
+        for key, ref in entries.items():
+            if key.__class__ is not symbol:
+                raise _invalid(f"RabbitMQ properties filter keys are symbols, not {key!r}")
+            if ref is None:
+                raise _invalid(f"RabbitMQ refuses a null reference for {str(key)!r}")
+            allowed = RABBITMQ_FIELD_TYPES.get(str(key))
+            if allowed is not None and not fits(ref, allowed):
+                raise _invalid(f"properties field {str(key)!r} cannot hold "
+                               f"{type(ref).__name__} {ref!r} in RabbitMQ")
+
+    def match_property(self, value: Any, ref: Any) -> bool:
+        """RabbitMQ's match of a message value with a reference: an absent (or
+        dropped) value never matches; a null reference matches any present value;
+        ``&p:``/``&s:`` on string references match byte strings; else Erlang ``==``
+        (numbers across types, strings, symbols and binaries as bytes)."""
+        value = None if value is None else self.view(value)
+        if value is None:
+            return False
+        if ref is None:
+            return True
+        if ref.__class__ is str:
+            rule, text = string_rule(ref)
+            if rule != "eq":
+                if value.__class__ is str:
+                    value = value.encode("utf-8", "surrogatepass")
+                if value.__class__ is not bytes:
+                    return False
+                affix = text.encode("utf-8", "surrogatepass")
+                return value.startswith(affix) if rule == "prefix" else value.endswith(affix)
+            ref = text
+        return self.compare("=", value, ref) is True
+
+
+RABBITMQ_SEMANTICS = RabbitMQ()
+
+RABBITMQ = Dialect(
+    "rabbitmq", keywords=RABBITMQ_KEYWORDS, keyword_case="upper",
+    number_forms=RABBITMQ_NUMBERS, decimal_constants=False, non_finite_constants=False,
+    reserved=frozenset({"EXISTS", "INF", "NAN", *FUNCTION_ARITY}),
+    identifier=r"[A-Za-z][A-Za-z0-9_]*", binary_constants="upper",
+    max_integer=None,
+    delimited_identifiers="any", hyphenated_sections=False,
+    section_qualifiers=(("header", "header"), ("h", "header"), ("properties", "properties"),
+                        ("p", "properties"), ("application_properties", "application_properties"),
+                        ("a", "application_properties")),
+    header_fields=("priority",), field_spellings="underscore", literal_patterns=True,
+    unary_on_primary_only=True, pattern_control_characters=False, whitespace=" \t\n\r\f",
+    functions=(("UTC", (0, 0)),), vendor_functions=False, allow_between=False,
+    allow_exists=False, allow_composite_references=False, semantics=RABBITMQ_SEMANTICS,
+    max_length=4096, max_tokens=200)
