@@ -17,7 +17,8 @@ from .errors import DefinitionProblem, FilterError, internal_error, line_and_col
 from .filter import Filter
 from .limits import DEFAULT_LIMITS, Limits, check_limits, exceeded
 from .sql.checker import Checker
-from .sql.codegen import BASE_NAMESPACE, CodeGenerator
+from .row import RowGenerator
+from .row.generator import BASE_NAMESPACE
 from .dialects import get_dialect
 from .sql.parameters import normalize_parameters
 from .sql.parser import parse
@@ -81,7 +82,7 @@ def _compile_sql(text: str, dialect: str, limits: Limits, parameters: dict | Non
     rules = get_dialect(dialect)
     try:
         tree = Checker(rules, limits=limits).check(parse(text, rules, limits, parameters))
-        generator = CodeGenerator(semantics=rules.semantics, limits=limits)
+        generator = RowGenerator(semantics=rules.semantics, limits=limits)
         source = generator.generate(tree)
         evaluate, matches = load(source, generator.namespace, f"sql:{dialect}")
     except DefinitionProblem as problem:

@@ -24,14 +24,13 @@ from .errors import FilterError, internal_error
 from .filter import Filter
 from .limits import DEFAULT_LIMITS, Limits, check_limits, exceeded
 from .message import HEADER_DEFAULTS
-from .property_filters import check_entries, match_value, string_rule
+from .property_filters import check_entries
 from .sql import ast
-from .sql.codegen import CodeGenerator
-from .dialects import get_dialect
+from .row import RowGenerator
+from .dialects import AMQP, get_dialect
 from .topic import compile_topic
 from .typed_json import value_from_json
 from .validation import check_value
-from .values import FLOAT_CLASSES, INT_CLASSES, double_value, exact, kind_of
 
 _GROUPS = ("all", "any", "none", "not")
 _SYMBOL_KEYED = ("delivery_annotations", "message_annotations", "footer")
@@ -130,36 +129,135 @@ class _Budget:
 
 
 def _compile(f: Any, dialect: str, depth: int, budget: _Budget) -> Filter:
-    budget.take()
+    """One filter: an SQL filter compiles as SQL; any other is lowered into the
+    checked tree and generated as one function, groups included."""
     limits = budget.limits
+    budget.take()
     if type(f) is Filter:
         return f
+    ftype, value = normalize(f, limits)
+    if type(value) is Described:
+        value = value.value
+    options = {} if limits is DEFAULT_LIMITS else {"limits": limits}
+    if ftype.kind in ("sql", "selector"):
+        return compile_sql(_text(value, ftype), ftype.dialect or dialect, **options)
+    tree, text = _lower_value(ftype, value, dialect, depth, budget)
+    return _function(tree, text, dialect, ftype.name, limits,
+                     (compile_filter, (text, dialect), options))
+
+
+def _function(tree: ast.Node, text: Any, dialect: str, kind: str, limits: Limits,
+              recipe: tuple) -> Filter:
+    """The one generated function of a lowered tree. Its junctions are the
+    groups': every member is evaluated, in order, so a failing member makes the
+    group unknown whatever the others say (each SQL member keeps its dialect in
+    its ``Scope``)."""
+    generator = RowGenerator(semantics=AMQP.semantics, limits=limits)
+    source = generator.generate(tree)
+    evaluate, matches = load(source, generator.namespace, kind)
+    return Filter(text, dialect, kind, source, evaluate, matches, tree, recipe)
+
+
+def _lower(f: Any, dialect: str, depth: int, budget: _Budget) -> tuple[ast.Node, Any]:
+    """(node, text) of one member of a group or set."""
+    limits = budget.limits
+    budget.take()
+    if type(f) is Filter:
+        return _scoped(f), _member_text(f)
     if depth > limits.max_group_depth:
         raise exceeded("max_group_depth", limits,
                        f"group filters nested more than {limits.max_group_depth} deep")
     ftype, value = normalize(f, limits)
     if type(value) is Described:
         value = value.value
-    kind = ftype.kind
-    options = {} if limits is DEFAULT_LIMITS else {"limits": limits}
-    if kind == "sql":
-        return compile_sql(_text(value, ftype), dialect, **options)
-    if kind == "selector":
-        return compile_sql(_text(value, ftype), ftype.dialect, **options)
-    generator = _Generator(limits)
-    members: list[Filter] = []
+    if ftype.kind in ("sql", "selector"):
+        options = {} if limits is DEFAULT_LIMITS else {"limits": limits}
+        member = compile_sql(_text(value, ftype), ftype.dialect or dialect, **options)
+        return _scoped(member), _member_text(member)
+    return _lower_value(ftype, value, dialect, depth, budget)
+
+
+def _scoped(member: Filter) -> ast.Node:
+    """A compiled member's tree, read by the member's own dialect."""
+    if member.kind == "sql":
+        return ast.Scope(body=member.tree, dialect=get_dialect(member.dialect), typ="bool")
+    return member.tree
+
+
+def _lower_value(ftype: descriptors.FilterType, value: Any, dialect: str, depth: int,
+                 budget: _Budget) -> tuple[ast.Node, Any]:
+    kind, limits = ftype.kind, budget.limits
     if kind in _GROUPS:
-        items = _members(value, ftype, limits)
-        members = [_compile(m, dialect, depth + 1, budget) for m in items]
-        result = generator.group(kind, members)
-        text = (str(ftype.name), [_member_text(m) for m in members])
-    else:
-        result = generator.simple(ftype, value, dialect)
-        text = _canonical(ftype, value)
-    source = generator.function(result)
-    evaluate, matches = load(source, generator.namespace, ftype.name)
-    return Filter(text, dialect, ftype.name, source, evaluate, matches, tuple(members),
-                  (compile_filter, (text, dialect), options))
+        lowered = [_lower(m, dialect, depth + 1, budget) for m in _members(value, ftype, limits)]
+        nodes = tuple(node for node, _ in lowered)
+        text = (str(ftype.name), [member_text for _, member_text in lowered])
+        if kind == "all":
+            tree = nodes[0] if len(nodes) == 1 else ast.And(items=nodes, typ="bool")
+        else:
+            tree = nodes[0] if len(nodes) == 1 else ast.Or(items=nodes, typ="bool")
+            if kind in ("none", "not"):   # amqp:not-filter (none of them), apache.org:not-filter
+                tree = ast.Not(operand=tree, typ="bool")
+        return tree, text
+    return _lower_simple(ftype, value, dialect, limits), _canonical(ftype, value)
+
+
+def _lower_simple(ftype: descriptors.FilterType, value: Any, dialect: str,
+                  limits: Limits) -> ast.Node:
+    kind = ftype.kind
+    if kind in ("true", "false"):
+        if value is not None and type(value) is not bool:
+            raise _invalid(f"{ftype.name} holds a boolean, not {type(value).__name__}")
+        return ast.Literal(value=kind == "true", typ="bool")
+    if kind == "property":
+        rules = get_dialect(dialect)
+        entries = check_entries(ftype.section, value, rules, limits)
+        present = rules.semantics.property_match == "present"
+        items = tuple(ast.PropertyMatch(
+            section=ftype.section, key=key, ref=ref, typ="bool", present=present,
+            match=rules.semantics.match_property if present else None,
+            default=HEADER_DEFAULTS.get(key) if ftype.section == "header" else None)
+            for key, ref in entries)
+        if not items:
+            return ast.Literal(value=True, typ="bool")
+        return ast.And(items=items, typ="bool")
+    if kind == "direct":
+        return ast.Direct(key=_text(value, ftype), typ="bool")
+    if kind == "topic":
+        pattern = _text(value, ftype)
+        if len(pattern) > limits.max_topic_length:
+            raise exceeded("max_topic_length", limits, f"topic pattern is longer "
+                           f"than {limits.max_topic_length:,} characters")
+        return ast.Topic(pattern=pattern, matcher=compile_topic(pattern), typ="bool")
+    if kind == "headers":
+        return _lower_headers(value, ftype, limits)
+    if kind == "no-local":
+        return ast.NoLocal(typ="bool")
+    raise FilterError(f"filter type {ftype.name} is not implemented",
+                      condition="amqp:not-implemented")
+
+
+def _lower_headers(value: Any, ftype: descriptors.FilterType, limits: Limits) -> ast.Node:
+    if not isinstance(value, Mapping):
+        raise _invalid(f"{ftype.name} holds a map, not {type(value).__name__}")
+    if len(value) > limits.max_property_entries:
+        raise exceeded("max_property_entries", limits, f"{ftype.name} has more than "
+                       f"{limits.max_property_entries:,} entries")
+    mode = value.get("x-match", "all")
+    if not issubclass(type(mode), str) or str(mode) not in ("all", "any"):
+        raise _invalid(f"x-match must be the symbol any or all, not {mode!r}")
+    items = []
+    for key, ref in value.items():
+        if not issubclass(type(key), str):
+            raise _invalid(f"{ftype.name} keys are strings, not {key!r}")
+        if str(key).startswith("x-"):
+            continue
+        if isinstance(ref, (Mapping, list, tuple, Array)):
+            raise _invalid(f"{ftype.name} values are simple types, not {type(ref).__name__}")
+        items.append(ast.HeaderMatch(key=str.__str__(key), ref=ref, typ="bool"))
+    if not items:
+        return ast.Literal(value=str(mode) == "all", typ="bool")
+    cls = ast.And if str(mode) == "all" else ast.Or
+    return cls(items=tuple(items), typ="bool")
 
 
 def _member_text(member: Filter) -> Any:
@@ -218,15 +316,14 @@ def _compile_set(filters: Any, dialect: str, limits: Limits) -> Filter:
         if type(name) not in (str, symbol):
             raise _invalid(f"filter set names are symbols, not {type(name).__name__}")
     budget = _Budget(limits)
-    members = [_compile(f, dialect, 1, budget) for f in filters.values()]
-    generator = _Generator(limits)
-    result = generator.group("all", members) if members else "True"
-    text = ("filter-set", {str.__str__(k): _member_text(m) for k, m in zip(filters, members)})
-    source = generator.function(result)
-    evaluate, matches = load(source, generator.namespace, "filter-set")
+    lowered = [_lower(f, dialect, 1, budget) for f in filters.values()]
+    nodes = tuple(node for node, _ in lowered)
+    tree = (ast.Literal(value=True, typ="bool") if not nodes else nodes[0] if len(nodes) == 1
+            else ast.And(items=nodes, typ="bool"))
+    text = ("filter-set", {str.__str__(k): member for k, (_, member) in zip(filters, lowered)})
     options = {} if limits is DEFAULT_LIMITS else {"limits": limits}
-    return Filter(text, dialect, "filter-set", source, evaluate, matches, tuple(members),
-                  (compile_filter_set, (dict(text[1]), dialect), options))
+    return _function(tree, text, dialect, "filter-set", limits,
+                     (compile_filter_set, (dict(text[1]), dialect), options))
 
 
 def _data_object(data: Data) -> Any:
@@ -234,199 +331,6 @@ def _data_object(data: Data) -> Any:
     if not data.next():
         return {}
     return data.get_object()
-
-
-# --- code generation ------------------------------------------------------------------------
-
-class _Generator(CodeGenerator):
-    """Statements for non-SQL filters, on the SQL generator's plumbing."""
-
-    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
-        super().__init__(limits=limits)
-        self.depth = 2
-
-    def group(self, kind: str, members: list[Filter]) -> str:
-        values = []
-        for member in members:
-            fn = self.hoist("member", member.evaluate)
-            var = self.temp()
-            # explain mode: a member's failure propagates, with its reason, and ends the group
-            self.emit(f"{var} = {fn}(message, receiving_connection, False)")
-            values.append(var)
-        if kind == "all":
-            return self._junction_values(values, "False", "True")
-        combined = self._junction_values(values, "True", "False")
-        if kind == "any":
-            return combined
-        var = self.temp()  # amqp:not-filter (none of them) and apache.org:not-filter
-        self.booleans.add(var)
-        self.emit(f"{var} = None if {combined} is None else not {combined}")
-        return var
-
-    def _junction_values(self, values: list[str], decisive: str, neutral: str) -> str:
-        if len(values) == 1:
-            return values[0]
-        var = self.temp()
-        self.booleans.add(var)
-        any_decisive = " or ".join(f"{v} is {decisive}" for v in values)
-        any_null = " or ".join(f"{v} is None" for v in values)
-        self.emit(f"{var} = {decisive} if {any_decisive} else "
-                  f"(None if {any_null} else {neutral})")
-        return var
-
-    def simple(self, ftype: descriptors.FilterType, value: Any, dialect: str = "amqp") -> str:
-        kind = ftype.kind
-        if kind in ("true", "false"):
-            if value is not None and not type(value) is bool:
-                raise _invalid(f"{ftype.name} holds a boolean, not {type(value).__name__}")
-            return repr(kind == "true")
-        if kind == "property":
-            rules = get_dialect(dialect)
-            entries = check_entries(ftype.section, value, rules, self.limits)
-            if rules.semantics.property_match == "present":
-                return self.present_property_filter(ftype.section, entries, rules)
-            return self.property_filter(ftype.section, entries)
-        if kind == "direct":
-            return self.direct(_text(value, ftype))
-        if kind == "topic":
-            pattern = _text(value, ftype)
-            if len(pattern) > self.limits.max_topic_length:
-                raise exceeded("max_topic_length", self.limits, f"topic pattern is longer "
-                               f"than {self.limits.max_topic_length:,} characters")
-            matcher = self.hoist("topic", compile_topic(pattern))
-            subject = self.field_read("properties", "subject")
-            var = self.temp()
-            self.booleans.add(var)
-            self.emit(f"{var} = {matcher}({subject})")
-            return var
-        if kind == "headers":
-            return self.headers(value, ftype)
-        if kind == "no-local":
-            return self.no_local()
-        raise FilterError(f"filter type {ftype.name} is not implemented",
-                          condition="amqp:not-implemented")
-
-    def field_read(self, section: str, key: Any, default: Any = None) -> str:
-        return self.gen_Field(ast.Field(section=section, key=key, default=default))
-
-    # property filters -------------------------------------------------------------------
-
-    def property_filter(self, section: str, entries: list[tuple[Any, Any]]) -> str:
-        """One short-circuit expression: each entry's field is read only if the
-        entries before it matched, as a hand-written early-exit function would."""
-        tests = []
-        section_var = self.section(section)
-        for key, ref in entries:
-            if ref is None:
-                continue  # a null reference matches whatever is there
-            value = self.temp()
-            read = self.accessor.field(section, section_var, self.key(key))
-            default = HEADER_DEFAULTS.get(key) if section == "header" else None
-            if default is not None:
-                read = f"_v if (_v := {read}) is not None else {self.const(default)}"
-            tests.append(self.match_expression(f"({value} := {read})", ref, value))
-        if not tests:
-            return "True"
-        var = self.temp()
-        self.booleans.add(var)   # every test is of exact classes: True or False
-        self.emit(f"{var} = {' and '.join(f'({t})' for t in tests)}")
-        return var
-
-    def present_property_filter(self, section: str, entries: list[tuple[Any, Any]],
-                                rules: Any) -> str:
-        """A dialect whose entries need their value present, null references
-        included (RabbitMQ), matched by its own rule; short-circuits like
-        ``property_filter``."""
-        self.namespace["_match_present"] = rules.semantics.match_property
-        section_var = self.section(section)
-        tests = [f"_match_present({self.accessor.field(section, section_var, self.key(key))}, "
-                 f"{self.hoist('ref', ref)})" for key, ref in entries]
-        var = self.temp()
-        self.booleans.add(var)
-        self.emit(f"{var} = {' and '.join(tests)}")
-        return var
-
-    def match_expression(self, first: str, ref: Any, value: str) -> str:
-        """A Python expression: does the value match the reference (4.1)?
-        ``first`` is the expression for the value's first use (it assigns
-        ``value``), later uses are ``value``."""
-        kind = kind_of(ref)
-        if kind == "string":
-            rule, text = string_rule(ref)
-            literal = self.const(text)
-            test = {"eq": f"{value} == {literal}", "prefix": f"{value}.startswith({literal})",
-                    "suffix": f"{value}.endswith({literal})"}[rule]
-            return f"type({first}) in _STRS_CHAR and {test}"
-        if ref.__class__ in INT_CLASSES:
-            as_float = self.const(double_value(ref))
-            return (f"({value} == {self.const(int(ref))} if type({first}) in _INTS else "
-                    f"(type({value}) in _FLOATS and _double({value}) == {as_float}))")
-        if ref.__class__ in FLOAT_CLASSES:
-            as_float = self.const(double_value(ref))
-            return f"type({first}) in _NUMS_F and _double({value}) == {as_float}"
-        if ref is True or ref is False:
-            return f"{first} is {ref!r}"
-        self.namespace["_match_value"] = match_value
-        return f"_match_value({first}, {self.hoist('ref', ref)})"
-
-    # Apache exchange and JMS filters ----------------------------------------------------------
-
-    def direct(self, key: str) -> str:
-        subject = self.field_read("properties", "subject")
-        var = self.temp()
-        self.emit(f"{var} = type({subject}) in _STRS_CHAR and {subject} == {self.const(key)}")
-        self.booleans.add(var)
-        return var
-
-    def headers(self, value: Any, ftype: descriptors.FilterType) -> str:
-        if not isinstance(value, Mapping):
-            raise _invalid(f"{ftype.name} holds a map, not {type(value).__name__}")
-        if len(value) > self.limits.max_property_entries:
-            raise exceeded("max_property_entries", self.limits, f"{ftype.name} has more than "
-                           f"{self.limits.max_property_entries:,} entries")
-        mode = value.get("x-match", "all")
-        if not issubclass(type(mode), str) or str(mode) not in ("all", "any"):
-            raise _invalid(f"x-match must be the symbol any or all, not {mode!r}")
-        tests = []
-        for key, ref in value.items():
-            if not issubclass(type(key), str):
-                raise _invalid(f"{ftype.name} keys are strings, not {key!r}")
-            if str(key).startswith("x-"):
-                continue
-            if isinstance(ref, (Mapping, list, tuple, Array)):
-                raise _invalid(f"{ftype.name} values are simple types, not "
-                               f"{type(ref).__name__}")
-            section = self.section("application_properties")
-            literal = self.key(key)
-            if ref is None:
-                tests.append(f"{literal} in {section}")
-                continue
-            entry = self.field_read("application_properties", str.__str__(key))
-            self.namespace["_same_value"] = same_value
-            tests.append(f"_same_value({entry}, {self.hoist('ref', ref)})")
-        var = self.temp()
-        if not tests:
-            self.emit(f"{var} = {str(mode) == 'all'}")
-        else:
-            joiner = " and " if str(mode) == "all" else " or "
-            self.emit(f"{var} = {joiner.join(f'({t})' for t in tests)}")
-        self.booleans.add(var)
-        return var
-
-    def no_local(self) -> str:
-        var = self.temp()
-        self.emit("if receiving_connection is None:")
-        self.emit("    raise _Failure('the no-local filter needs the receiving connection')")
-        self.emit(f"{var} = {self.accessor.connection()} != receiving_connection")
-        return var
-
-
-def same_value(value: Any, ref: Any) -> bool:
-    """Legacy headers binding: same type (string and symbol alike) and value."""
-    if value is None:
-        return False
-    value = exact(value)
-    return kind_of(value) == kind_of(ref) and value == ref
 
 
 __all__ = ["compile_filter", "compile_filter_set", "normalize"]

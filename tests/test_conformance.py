@@ -51,8 +51,8 @@ def test_case(case: dict) -> None:
 def test_every_case_in_compact_code(monkeypatch):
     """Past a budget of source the generator writes runtime calls instead of inline
     fast paths (huge filters): with the budget at zero, every case still passes."""
-    from filtex.sql import codegen
-    monkeypatch.setattr(codegen, "INLINE_BUDGET", -1)
+    from filtex.row import generator
+    monkeypatch.setattr(generator, "INLINE_BUDGET", -1)
     filtex.cache_clear()
     failures = []
     cases = load_cases()

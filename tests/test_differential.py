@@ -270,7 +270,8 @@ def test_random_expressions_compile_in_the_lenient_dialects_often_enough():
     for dialect in ("jms", "rabbitmq"):
         compiled = []
 
-        @settings(max_examples=300, deadline=None, database=None)
+        @settings(max_examples=300, deadline=None, database=None,
+                  suppress_health_check=list(HealthCheck))
         @given(st.one_of(typed_predicate(3), predicate(3)))
         def count(text):
             try:

@@ -313,12 +313,12 @@ def test_typed_json_refuses_malformed_input_with_a_filter_error():
 
 def test_internal_errors_are_generic_for_the_client_and_logged_for_the_operator(
         monkeypatch, caplog):
-    from filtex.sql import codegen
+    from filtex.row import generator
 
     def broken(self, tree):
         raise KeyError("/secret/install/path/filtex/sql/codegen.py")
 
-    monkeypatch.setattr(codegen.CodeGenerator, "generate", broken)
+    monkeypatch.setattr(generator.CodeGenerator, "generate", broken)
     filtex.cache_clear()
     with caplog.at_level(logging.ERROR, logger="filtex"):
         with pytest.raises(filtex.FilterError) as raised:

@@ -73,7 +73,7 @@ def main() -> int:
     from test_conformance import compile_case
     out = sys.stdout
     for name, case in load_cases():
-        msg = filtex.message_from_json(case["message"]) if case.get("message") else None
+        msg = filtex.message_from_json(case["message"]) if "message" in case else None
         receiver = (case.get("message") or {}).get("receiving-connection")
         row = verdict(lambda: compile_case(case), msg, receiver)
         out.write(json.dumps({"case": name, **row}) + "\n")

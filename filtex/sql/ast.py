@@ -183,7 +183,59 @@ class Call(Node):
     args: tuple = ()
 
 
-PREDICATE_NODES = (Compare, And, Or, Not, IsNull, Like, In, Between, Exists)
+# --- described filters, lowered into the same tree --------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Scope(Node):
+    """``body`` read by another dialect's rules than the tree around it (a JMS
+    selector inside an amqp group): its conditions, fast paths and runtime."""
+    body: Node = None  # type: ignore[assignment]
+    dialect: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class PropertyMatch(Node):
+    """One property-filter entry (filtex 4.1): does the field match ``ref``?
+    Never NULL: an absent field does not match (a null reference matches
+    anything). ``present``: the dialect's rule that needs the value present
+    (RabbitMQ), ``match`` its matching function."""
+    section: str = ""
+    key: Any = ""
+    ref: Any = None
+    default: Any = None
+    present: bool = False
+    match: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderMatch(Node):
+    """A legacy headers-binding entry: the application property has the same
+    type and value as ``ref``, or (``ref`` None) is present."""
+    key: str = ""
+    ref: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Topic(Node):
+    """A legacy topic binding on the subject (``matcher`` from ``topic.py``)."""
+    pattern: str = ""
+    matcher: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Direct(Node):
+    """A legacy direct binding: the subject is the string ``key``."""
+    key: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class NoLocal(Node):
+    """The Apache no-local filter: the message did not come from the receiving
+    connection (a failure when there is none)."""
+
+
+PREDICATE_NODES = (Compare, And, Or, Not, IsNull, Like, In, Between, Exists, Scope,
+                   PropertyMatch, HeaderMatch, Topic, Direct, NoLocal)
 
 
 def walk(node: Node) -> Iterator[Node]:

@@ -28,7 +28,7 @@ from ..errors import EvaluationFailure
 from ..limits import DEFAULT_LIMITS, Limits
 from ..dialects import AMQP, UNDECIDED, Semantics
 from ..values import FLOAT_CLASSES, INT_CLASSES, double_value
-from . import ast
+from ..sql import ast
 
 _MIRROR = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _PY_OP = {"=": "==", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -63,6 +63,7 @@ class CodeGenerator:
         self.limits = limits
         self._owned: dict[int, str] = {}   # id(node) -> temp holding a computed string
         self.booleans: set[str] = {"True", "False", "None"}   # temps that hold only those
+        self.prefix = ""   # of the dialect operations' names (a Scope of another dialect)
         self.prologue: list[str] = []
         self.lines: list[str] = []
         self.size = 0
@@ -116,6 +117,28 @@ class CodeGenerator:
         name = f"_{label}{len(self.namespace) + 1}"
         self.namespace[name] = value
         return name
+
+    def op(self, name: str) -> str:
+        """The generated name of a dialect operation (``_compare``) for the
+        dialect being generated: ``_jms_compare`` inside a jms ``Scope``."""
+        return f"_{self.prefix}{name[1:]}" if self.prefix else name
+
+    def gen_Scope(self, node: ast.Scope) -> str:
+        """A subtree read by another dialect: its semantics and its operations
+        (registered under the dialect's prefix) while it is generated."""
+        semantics = node.dialect.semantics
+        if semantics is self.semantics:
+            return self.condition(node.body)
+        outer = (self.semantics, self.prefix)
+        self.semantics, self.prefix = semantics, f"{node.dialect.name}_"
+        for name, fn in semantics.namespace().items():
+            if not name.startswith("_fn_"):
+                self.namespace[self.op(name)] = fn
+        try:
+            result = self.condition(node.body)
+        finally:
+            self.semantics, self.prefix = outer
+        return result
 
     def key(self, key: Any) -> str:
         """A field or map key as an expression: a ``str`` literal, or a hoisted
@@ -187,7 +210,7 @@ class CodeGenerator:
             return var
         self.emit(f"if {value} is not True and {value} is not False "
                   f"and {value} is not None:")
-        self.emit(f"    _predicate({value})")
+        self.emit(f"    {self.op('_predicate')}({value})")
         return value
 
     def value(self, node: ast.Node) -> str:
@@ -282,13 +305,13 @@ class CodeGenerator:
     def gen_Unary(self, node: ast.Unary) -> str:
         operand = self.value(node.operand)
         var = self.temp()
-        self.emit(f"{var} = {'_negate' if node.op == '-' else '_plus'}({operand})")
+        self.emit(f"{var} = {self.op('_negate' if node.op == '-' else '_plus')}({operand})")
         return var
 
     def gen_Binary(self, node: ast.Binary) -> str:
         left, right = self.value(node.left), self.value(node.right)
         var, op = self.temp(), node.op
-        slow = f"_arith({op!r}, {left}, {right})"
+        slow = f"{self.op('_arith')}({op!r}, {left}, {right})"
         concatenates = op == "+" and self.semantics.string_concatenation
         if not self.semantics.inline_arithmetic:
             self.emit(f"{var} = {slow}")
@@ -418,7 +441,7 @@ class CodeGenerator:
         var = self.temp()
         self.booleans.add(var)
         if self.semantics.null_view:   # values the dialect drops read as absent
-            test = f"({operand} is None or _view({operand}) is None)"
+            test = f"({operand} is None or {self.op('_view')}({operand}) is None)"
             self.emit(f"{var} = {'not ' if node.negated else ''}{test}")
             return var
         self.emit(f"{var} = {operand} is {'not ' if node.negated else ''}None")
@@ -436,7 +459,7 @@ class CodeGenerator:
         if isinstance(right, ast.Literal):
             self._compare_constant(var, op, subject, right)
         else:
-            self.emit(f"{var} = _compare({op!r}, {subject}, {self.value(right)})")
+            self.emit(f"{var} = {self.op('_compare')}({op!r}, {subject}, {self.value(right)})")
         return var
 
     def _typed_branch(self, var: str, subject: str, fast_paths: list[tuple[str, str]],
@@ -462,7 +485,7 @@ class CodeGenerator:
     def _compare_constant(self, var: str, op: str, subject: str, constant: ast.Literal) -> None:
         value, py = constant.value, _PY_OP[op]
         literal = self.const(value)
-        fallback = f"_compare({op!r}, {subject}, {literal})"
+        fallback = f"{self.op('_compare')}({op!r}, {subject}, {literal})"
         if value.__class__ is not int and value.__class__ in INT_CLASSES:
             literal = self.const(int(value))   # a Java Integer constant compares by value
         paths: list[tuple[str, str]] = []
@@ -521,7 +544,7 @@ class CodeGenerator:
                               "else None"))
         else:
             lo, hi = self.value(low), self.value(high)
-        slow = f"_between({subject}, {lo}, {hi}, {node.negated})"
+        slow = f"{self.op('_between')}({subject}, {lo}, {hi}, {node.negated})"
         self._typed_branch(var, subject, paths, slow)
         return var
 
@@ -532,7 +555,7 @@ class CodeGenerator:
         literals = all(isinstance(i, ast.Literal) for i in node.items)
         kinds = {i.typ for i in node.items} if literals else set()
         items = [self.value(i) for i in node.items]
-        slow = f"_in({subject}, ({', '.join(items)},))"
+        slow = f"{self.op('_in')}({subject}, ({', '.join(items)},))"
         if node.negated:
             slow = f"_negated({slow})"
         paths: list[tuple[str, str]] = []
@@ -555,7 +578,7 @@ class CodeGenerator:
         extra = ""
         if escape is not None:
             extra = f", {self.value(escape)}"
-        slow = f"_like({subject}, {self.value(pattern)}, {node.negated}{extra})"
+        slow = f"{self.op('_like')}({subject}, {self.value(pattern)}, {node.negated}{extra})"
         if not constant:
             self.emit(f"{var} = {slow}")
             return var
