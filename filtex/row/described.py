@@ -26,17 +26,17 @@ def same_value(value: Any, ref: Any) -> bool:
 
 
 class DescribedNodes:
-    """Mixed into the row generator: ``gen_<Node>`` for the described-filter nodes."""
+    """Mixed into the row generator: ``visit_<Node>`` for the described-filter nodes."""
 
-    def gen_And(self, node: ast.And) -> str:
+    def visit_And(self, node: ast.And) -> str:
         if all(isinstance(item, _ENTRIES) for item in node.items):
             return self.entries(node.items, " and ")
-        return super().gen_And(node)  # type: ignore[misc]
+        return super().visit_And(node)  # type: ignore[misc]
 
-    def gen_Or(self, node: ast.Or) -> str:
+    def visit_Or(self, node: ast.Or) -> str:
         if all(isinstance(item, _ENTRIES) for item in node.items):
             return self.entries(node.items, " or ")
-        return super().gen_Or(node)  # type: ignore[misc]
+        return super().visit_Or(node)  # type: ignore[misc]
 
     def entries(self, items: tuple, joiner: str) -> str:
         tests = [self.entry(item) for item in items]
@@ -67,10 +67,10 @@ class DescribedNodes:
             read = f"_v if (_v := {read}) is not None else {self.const(node.default)}"
         return self.match_expression(f"({value} := {read})", node.ref, value)
 
-    def gen_PropertyMatch(self, node: ast.PropertyMatch) -> str:
+    def visit_PropertyMatch(self, node: ast.PropertyMatch) -> str:
         return self.entries((node,), " and ")
 
-    gen_HeaderMatch = gen_PropertyMatch
+    visit_HeaderMatch = visit_PropertyMatch
 
     def match_expression(self, first: str, ref: Any, value: str) -> str:
         """A Python expression: does the value match the reference (4.1)?
@@ -95,22 +95,22 @@ class DescribedNodes:
         self.namespace["_match_value"] = match_value
         return f"_match_value({first}, {self.hoist('ref', ref)})"
 
-    def gen_Topic(self, node: ast.Topic) -> str:
+    def visit_Topic(self, node: ast.Topic) -> str:
         matcher = self.hoist("topic", node.matcher)
-        subject = self.gen_Field(ast.Field(section="properties", key="subject"))
+        subject = self.visit_Field(ast.Field(section="properties", key="subject"))
         var = self.temp()
         self.booleans.add(var)
         self.emit(f"{var} = {matcher}({subject})")
         return var
 
-    def gen_Direct(self, node: ast.Direct) -> str:
-        subject = self.gen_Field(ast.Field(section="properties", key="subject"))
+    def visit_Direct(self, node: ast.Direct) -> str:
+        subject = self.visit_Field(ast.Field(section="properties", key="subject"))
         var = self.temp()
         self.booleans.add(var)
         self.emit(f"{var} = type({subject}) in _STRS_CHAR and {subject} == {self.const(node.key)}")
         return var
 
-    def gen_NoLocal(self, node: ast.NoLocal) -> str:
+    def visit_NoLocal(self, node: ast.NoLocal) -> str:
         var = self.temp()
         self.emit("if receiving_connection is None:")
         self.emit("    raise _Failure('the no-local filter needs the receiving connection')")

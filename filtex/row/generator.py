@@ -24,6 +24,7 @@ from proton import char, symbol, timestamp
 from .. import like as like_module
 from .. import runtime
 from ..accessors import MESSAGE, MessageAccessor, key_literal
+from ..codegen.writer import SourceWriter
 from ..errors import EvaluationFailure
 from ..limits import DEFAULT_LIMITS, Limits
 from ..dialects import AMQP, UNDECIDED, Semantics
@@ -48,16 +49,16 @@ BASE_NAMESPACE = {
     **AMQP.semantics.namespace(),
 }
 
-_PLAIN = (str, int, bool, type(None))
-_BIG = 1 << 64   # larger ints are hoisted: repr refuses 4,300 digits and more
 
 
-class CodeGenerator:
-    """Generates the source of one filter's functions."""
+class CodeGenerator(SourceWriter, ast.NodeVisitor):
+    """Generates the source of one filter's functions: a visitor over the checked
+    tree, writing through ``SourceWriter``."""
 
     def __init__(self, accessor: MessageAccessor = MESSAGE,
                  semantics: Semantics = AMQP.semantics,
                  limits: Limits = DEFAULT_LIMITS) -> None:
+        super().__init__(semantics.namespace())
         self.accessor = accessor
         self.semantics = semantics
         self.limits = limits
@@ -65,21 +66,11 @@ class CodeGenerator:
         self.booleans: set[str] = {"True", "False", "None"}   # temps that hold only those
         self.prefix = ""   # of the dialect operations' names (a Scope of another dialect)
         self.prologue: list[str] = []
-        self.lines: list[str] = []
-        self.size = 0
-        self.depth = 0
-        self.namespace: dict[str, Any] = semantics.namespace()
-        self._const_names: dict[tuple, str] = {}
         self._sections: dict[str, str] = {}
         self._fields: dict[tuple, str] = {}
-        self._temps = 0
         self._loops = 0
 
     # --- plumbing ---------------------------------------------------------------
-
-    def emit(self, line: str) -> None:
-        self.lines.append("    " * self.depth + line)
-        self.size += len(line) + 4 * self.depth
 
     @property
     def compact(self) -> bool:
@@ -89,41 +80,12 @@ class CodeGenerator:
         grow ten lines a comparison. Small filters never get here."""
         return self.size > INLINE_BUDGET
 
-    def temp(self) -> str:
-        self._temps += 1
-        return f"_{self._temps}"
-
-    def const(self, value: Any, hoist: bool = False) -> str:
-        """A Python expression for a constant: ``repr`` of a value of an exact
-        built-in type (``str``/``int``/``bool``/``None``/finite ``float``), or a
-        hoisted name for anything else."""
-        cls = value.__class__
-        plain = (cls in _PLAIN and (cls is not int or -_BIG < value < _BIG)) or (
-            cls is float and math.isfinite(value))
-        if plain and not hoist:
-            return repr(value)
-        cls = value.__class__
-        # ints and strings key by value (repr refuses ints of 4,300 digits and more)
-        key = (cls, value) if cls in _PLAIN else (cls, repr(value))
-        name = self._const_names.get(key)
-        if name is None:
-            name = f"_k{len(self._const_names) + 1}"
-            self._const_names[key] = name
-            self.namespace[name] = value
-        return name
-
-    def hoist(self, label: str, value: Any) -> str:
-        """A hoisted object that is not a value (a matcher, a set)."""
-        name = f"_{label}{len(self.namespace) + 1}"
-        self.namespace[name] = value
-        return name
-
     def op(self, name: str) -> str:
         """The generated name of a dialect operation (``_compare``) for the
         dialect being generated: ``_jms_compare`` inside a jms ``Scope``."""
         return f"_{self.prefix}{name[1:]}" if self.prefix else name
 
-    def gen_Scope(self, node: ast.Scope) -> str:
+    def visit_Scope(self, node: ast.Scope) -> str:
         """A subtree read by another dialect: its semantics and its operations
         (registered under the dialect's prefix) while it is generated."""
         semantics = node.dialect.semantics
@@ -214,7 +176,9 @@ class CodeGenerator:
         return value
 
     def value(self, node: ast.Node) -> str:
-        var = getattr(self, "gen_" + type(node).__name__)(node)
+        outer, self.offset = self.offset, node.offset
+        var = self.visit(node)
+        self.offset = outer
         # A computed string is dropped as soon as its parent has used it, so
         # evaluation holds O(depth) of them, not one per node of the filter.
         owned = self._owned
@@ -241,14 +205,14 @@ class CodeGenerator:
         overflow = f"_too_long({bound})" if self.semantics.failures else "None"
         self.emit(f"if {var}.__class__ is str and len({var}) > {bound}: {var} = {overflow}")
 
-    def gen_Literal(self, node: ast.Literal) -> str:
+    def visit_Literal(self, node: ast.Literal) -> str:
         # As an operand a constant is a name, so identity tests on it stay valid Python.
         value = node.value
         if value is None or value is True or value is False:
             return repr(value)
         return self.const(value, hoist=True)
 
-    def gen_Field(self, node: ast.Field) -> str:
+    def visit_Field(self, node: ast.Field) -> str:
         key = ("field", node.section, node.key, node.default)
         var = self._fields.get(key)
         if var is None:
@@ -261,13 +225,13 @@ class CodeGenerator:
                 self.prologue.append(f"if {var} is None: {var} = {self.const(node.default)}")
         return var
 
-    def gen_Derived(self, node: ast.Derived) -> str:
+    def visit_Derived(self, node: ast.Derived) -> str:
         args = [self.value(arg) for arg in node.args]
         var = self.temp()
         self.emit(f"{var} = _derived_{node.name}({', '.join(args)})")
         return var
 
-    def gen_MapRef(self, node: ast.MapRef) -> str:
+    def visit_MapRef(self, node: ast.MapRef) -> str:
         base = self.value(node.base)
         var = self.temp()
         key = self.key(node.key)
@@ -275,7 +239,7 @@ class CodeGenerator:
                   f"else (None if {base} is None else _map_get({base}, {key}))")
         return var
 
-    def gen_Index(self, node: ast.Index) -> str:
+    def visit_Index(self, node: ast.Index) -> str:
         base, index = self.value(node.base), self.value(node.index)
         var = self.temp()
         slow = f"_item_get({base}, {index})"
@@ -288,7 +252,7 @@ class CodeGenerator:
             self.emit(f"{var} = {slow}")
         return var
 
-    def gen_Exists(self, node: ast.Exists) -> str:
+    def visit_Exists(self, node: ast.Exists) -> str:
         ref = node.ref
         var = self.temp()
         self.booleans.add(var)
@@ -302,13 +266,13 @@ class CodeGenerator:
             self.emit(f"{var} = _item_has({base}, {index})")
         return var
 
-    def gen_Unary(self, node: ast.Unary) -> str:
+    def visit_Unary(self, node: ast.Unary) -> str:
         operand = self.value(node.operand)
         var = self.temp()
         self.emit(f"{var} = {self.op('_negate' if node.op == '-' else '_plus')}({operand})")
         return var
 
-    def gen_Binary(self, node: ast.Binary) -> str:
+    def visit_Binary(self, node: ast.Binary) -> str:
         left, right = self.value(node.left), self.value(node.right)
         var, op = self.temp(), node.op
         slow = f"{self.op('_arith')}({op!r}, {left}, {right})"
@@ -361,12 +325,11 @@ class CodeGenerator:
         self.emit("else:")
         self.emit(f"    {var} = {slow}")
         if concatenates:
-            self.depth += 1
-            self.bound_string(var)
-            self.depth -= 1
+            with self.indented():
+                self.bound_string(var)
         return var
 
-    def gen_Call(self, node: ast.Call) -> str:
+    def visit_Call(self, node: ast.Call) -> str:
         if ":" in node.name:
             return "None"  # a function filtex does not know is NULL, arguments and all
         args = [self.value(arg) for arg in node.args]
@@ -382,10 +345,10 @@ class CodeGenerator:
 
     # --- logic ------------------------------------------------------------------------------
 
-    def gen_And(self, node: ast.And) -> str:
+    def visit_And(self, node: ast.And) -> str:
         return self._junction(node.items, "False", "True")
 
-    def gen_Or(self, node: ast.Or) -> str:
+    def visit_Or(self, node: ast.Or) -> str:
         return self._junction(node.items, "True", "False")
 
     def _junction(self, items: tuple, decisive: str, neutral: str) -> str:
@@ -416,27 +379,26 @@ class CodeGenerator:
         self.booleans.add(var)
         self.emit(f"{var} = {neutral}")
         self.emit("for _ in _ONCE:")
-        self.depth += 1
         self._loops += 1
-        for item in items:
-            value = self.condition(item)
-            self.emit(f"if {value} is {decisive}:")
-            self.emit(f"    {var} = {decisive}")
-            self.emit("    break")
-            if not isinstance(item, _NEVER_NULL):
-                self.emit(f"if {value} is None: {var} = None")
+        with self.indented():
+            for item in items:
+                value = self.condition(item)
+                self.emit(f"if {value} is {decisive}:")
+                self.emit(f"    {var} = {decisive}")
+                self.emit("    break")
+                if not isinstance(item, _NEVER_NULL):
+                    self.emit(f"if {value} is None: {var} = None")
         self._loops -= 1
-        self.depth -= 1
         return var
 
-    def gen_Not(self, node: ast.Not) -> str:
+    def visit_Not(self, node: ast.Not) -> str:
         operand = self.condition(node.operand)
         var = self.temp()
         self.booleans.add(var)
         self.emit(f"{var} = None if {operand} is None else not {operand}")
         return var
 
-    def gen_IsNull(self, node: ast.IsNull) -> str:
+    def visit_IsNull(self, node: ast.IsNull) -> str:
         operand = self.value(node.operand)
         var = self.temp()
         self.booleans.add(var)
@@ -449,7 +411,7 @@ class CodeGenerator:
 
     # --- comparison ----------------------------------------------------------------------------
 
-    def gen_Compare(self, node: ast.Compare) -> str:
+    def visit_Compare(self, node: ast.Compare) -> str:
         left, right = node.left, node.right
         op = node.op
         if isinstance(left, ast.Literal) and not isinstance(right, ast.Literal):
@@ -526,7 +488,7 @@ class CodeGenerator:
                     f"and {subject} != 0")
         return f"{self.cls(subject)} is float"
 
-    def gen_Between(self, node: ast.Between) -> str:
+    def visit_Between(self, node: ast.Between) -> str:
         subject = self.value(node.operand)
         low, high = node.low, node.high
         var = self.temp()
@@ -548,7 +510,7 @@ class CodeGenerator:
         self._typed_branch(var, subject, paths, slow)
         return var
 
-    def gen_In(self, node: ast.In) -> str:
+    def visit_In(self, node: ast.In) -> str:
         subject = self.value(node.operand)
         var = self.temp()
         not_ = "not " if node.negated else ""
@@ -569,7 +531,7 @@ class CodeGenerator:
         self._typed_branch(var, subject, paths, slow)
         return var
 
-    def gen_Like(self, node: ast.Like) -> str:
+    def visit_Like(self, node: ast.Like) -> str:
         subject = self.value(node.operand)
         var = self.temp()
         pattern, escape = node.pattern, node.escape

@@ -238,6 +238,14 @@ PREDICATE_NODES = (Compare, And, Or, Not, IsNull, Like, In, Between, Exists, Sco
                    PropertyMatch, HeaderMatch, Topic, Direct, NoLocal)
 
 
+class NodeVisitor:
+    """``visit(node)`` calls ``visit_<NodeClass>(node)``: the one dispatch of every
+    pass over a tree (the checker, each engine's generator)."""
+
+    def visit(self, node: Node) -> Any:
+        return getattr(self, "visit_" + type(node).__name__)(node)
+
+
 def walk(node: Node) -> Iterator[Node]:
     """Every node of the tree, parents before children (iterative)."""
     stack = [node]

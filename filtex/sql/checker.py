@@ -65,7 +65,7 @@ def measure(tree: ast.Node, limits: Limits = DEFAULT_LIMITS) -> None:
         stack.extend((child, depth + 1) for child in node.children())
 
 
-class Checker:
+class Checker(ast.NodeVisitor):
     """Resolves and checks one tree for one dialect."""
 
     def __init__(self, dialect: Dialect, fold: bool = True,
@@ -84,10 +84,6 @@ class Checker:
         if self.dialect.typed_predicates:
             check_static_types(tree)
         return self.visit(tree)
-
-    def visit(self, node: ast.Node) -> ast.Node:
-        method = getattr(self, "visit_" + type(node).__name__)
-        return method(node)
 
     # --- fields ----------------------------------------------------------------
 
