@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.cases import CASES, PROPERTY_CASES, make_messages  # noqa: E402
 from benchmarks.dialect_cases import DIALECT_CASES, make_dialect_messages  # noqa: E402
 from benchmarks.suite import (LONG_FILTER, compile_microseconds, measure_case,  # noqa: E402
-                              measure_dialect_case, measure_property_case)
+                              measure_dialect_case, measure_property_case, print_header)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,8 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(messages)} messages, best of {args.rounds} interleaved rounds\n")
     header = (f"| {'filter':<18} | {'compiled ns':>11} | {'hand ns':>8} | {'reference ns':>12} "
               f"| {'compiled/hand':>13} | {'reference/compiled':>18} |")
-    print(header)
-    print("|" + "|".join("-" * (len(c)) for c in header.split("|")[1:-1]) + "|")
+    print_header(header)
     to_hand, speedups = [], []
     for case in CASES:
         t = measure_case(case, messages, args.rounds, args.loops)
@@ -50,8 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\nProperty filters (filtex section 4) against the same selection as SQL:\n")
     header = (f"| {'filter':<18} | {'property ns':>11} | {'hand ns':>8} | {'SQL ns':>8} "
               f"| {'property/hand':>13} | {'SQL/property':>12} |")
-    print(header)
-    print("|" + "|".join("-" * (len(c)) for c in header.split("|")[1:-1]) + "|")
+    print_header(header)
     for case in PROPERTY_CASES:
         t = measure_property_case(case, messages, args.rounds, args.loops)
         print(f"| {case.name:<18} | {t['property']:>11.0f} | {t['hand']:>8.0f} "
@@ -60,8 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\nThe peers' most complex expressions, in their dialects:\n")
     header = (f"| {'filter':<18} | {'dialect':<8} | {'compiled ns':>11} | {'hand ns':>8} "
               f"| {'compiled/hand':>13} |")
-    print(header)
-    print("|" + "|".join("-" * (len(c)) for c in header.split("|")[1:-1]) + "|")
+    print_header(header)
     for case in DIALECT_CASES:
         t = measure_dialect_case(case, make_dialect_messages(case), args.rounds, args.loops)
         print(f"| {case.name:<18} | {case.dialect:<8} | {t['compiled']:>11.0f} "

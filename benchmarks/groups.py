@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import filtex  # noqa: E402
 from benchmarks.cases import make_messages  # noqa: E402
-from benchmarks.suite import time_per_message  # noqa: E402
+from benchmarks.suite import print_header, time_per_message  # noqa: E402
 
 GROUP = ("amqp:all-filter", [
     ("amqp:sql-filter", "order_type IN ('premium', 'express')"),
@@ -53,8 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     names = list(packages)
     header = "| filter | " + " | ".join(f"{n} ns" for n in names) + \
         (" | now/before |" if "before" in packages else " |")
-    print(header)
-    print("|" + "---|" * (header.count("|") - 1))
+    print_header(header)
     for case, build in CASES.items():
         filters = {name: build(pkg).evaluate for name, pkg in packages.items()}
         expected = [filters["now"](m) for m in messages]

@@ -30,6 +30,12 @@ def reference_function(text: str) -> Callable:
     return lambda message: reference.evaluate(tree, message)[0]
 
 
+def print_header(header: str) -> None:
+    """A Markdown table's header line and the line under it."""
+    print(header)
+    print("|" + "|".join("-" * len(cell) for cell in header.split("|")[1:-1]) + "|")
+
+
 def time_per_message(fn: Callable, messages: list, loops: int) -> float:
     """Nanoseconds per message for one pass of ``loops`` sweeps."""
     start = time.perf_counter_ns()

@@ -28,6 +28,8 @@ from .values import (BINARY, BOOL, DECIMAL, DECIMAL128_CONTEXT, FLOAT, INT, NULL
 NAN = math.nan
 OPS = {"=": operator.eq, "<>": operator.ne, "<": operator.lt, "<=": operator.le,
        ">": operator.gt, ">=": operator.ge}
+# + - * for numbers of one kind (division and remainder have their own rules)
+RING = {"+": operator.add, "-": operator.sub, "*": operator.mul}
 _NUMERIC = frozenset({INT, FLOAT, DECIMAL})
 _TYPE_NAMES = {NULL: "null", BOOL: "boolean", INT: "integer", FLOAT: "floating-point",
                DECIMAL: "decimal", STRING: "string", BINARY: "binary",
@@ -212,8 +214,10 @@ def negated(value: bool | None) -> bool | None:
     return None if value is None else not value
 
 
-def between(value: Any, low: Any, high: Any, negate: bool = False) -> bool | None:
-    """``value [NOT] BETWEEN low AND high`` as ``value >= low AND value <= high``."""
+def between(value: Any, low: Any, high: Any, negate: bool = False,
+            compare: Any = compare) -> bool | None:
+    """``value [NOT] BETWEEN low AND high`` as ``value >= low AND value <= high``,
+    by the given comparison (each dialect's own)."""
     above = compare(">=", value, low)
     below = compare("<=", value, high)
     if above is False or below is False:
@@ -302,12 +306,8 @@ def arith(op: str, left: Any, right: Any) -> Any:
         return _int_result(-rem if a < 0 else rem)
     if lk == INT and rk == INT:
         a, b = int(left), int(right)
-        if op == "+":
-            return _int_result(a + b)
-        if op == "-":
-            return _int_result(a - b)
-        if op == "*":
-            return _int_result(a * b)
+        if op in RING:
+            return _int_result(RING[op](a, b))
         if b == 0:
             return NAN
         if a % b == 0:
@@ -315,26 +315,21 @@ def arith(op: str, left: Any, right: Any) -> Any:
         return a / b
     if FLOAT in (lk, rk):
         a, b = _as_double(left, lk), _as_double(right, rk)
-        if op == "+":
-            return _float_result(a + b, a, b)
-        if op == "-":
-            return _float_result(a - b, a, b)
-        if op == "*":
-            return _float_result(a * b, a, b)
+        if op in RING:
+            return _float_result(RING[op](a, b), a, b)
         if b == 0:
             return NAN
         return _float_result(a / b, a, b)
     a = decimal_value(left) if lk == DECIMAL else Decimal(int(left))
     b = decimal_value(right) if rk == DECIMAL else Decimal(int(right))
-    if op == "+":
-        return _decimal_result(lambda c: c.add(a, b))
-    if op == "-":
-        return _decimal_result(lambda c: c.subtract(a, b))
-    if op == "*":
-        return _decimal_result(lambda c: c.multiply(a, b))
+    if op in _DECIMAL_RING:
+        return _decimal_result(lambda c: getattr(c, _DECIMAL_RING[op])(a, b))
     if not b:
         return NAN
     return _decimal_result(lambda c: c.divide(a, b))
+
+
+_DECIMAL_RING = {"+": "add", "-": "subtract", "*": "multiply"}   # decimal128 context methods
 
 
 def negate(value: Any) -> Any:

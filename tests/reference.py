@@ -401,15 +401,6 @@ def like_match(text: str, pattern: str, escape: str | None) -> bool:
 # LOWER / UPPER with language tags
 # =============================================================================
 
-_ALNUM = "[A-Za-z0-9]"
-_LANGTAG = re.compile(
-    r"(?P<language>[A-Za-z]{2,3}(?:-[A-Za-z]{3}){0,3}|[A-Za-z]{4}|[A-Za-z]{5,8})"
-    r"(?:-[A-Za-z]{4})?"                                   # script
-    r"(?:-(?:[A-Za-z]{2}|[0-9]{3}))?"                       # region
-    rf"(?:-(?:{_ALNUM}{{5,8}}|[0-9]{_ALNUM}{{3}}))*"        # variants
-    rf"(?:-[0-9A-WYZa-wyz](?:-{_ALNUM}{{2,8}})+)*"          # extensions
-    rf"(?:-[xX](?:-{_ALNUM}{{1,8}})+)?")                    # private use
-_PRIVATEUSE = re.compile(rf"[xX](?:-{_ALNUM}{{1,8}})+")
 _GRANDFATHERED = {t.lower() for t in (
     "en-GB-oed i-ami i-bnn i-default i-enochian i-hak i-klingon i-lux i-mingo i-navajo "
     "i-pwn i-tao i-tay i-tsu sgn-BE-FR sgn-BE-NL sgn-CH-DE art-lojban cel-gaulish no-bok "
@@ -418,13 +409,56 @@ _GRANDFATHERED = {t.lower() for t in (
 
 def language_of_tag(tag: str) -> str:
     """The primary language of a well-formed BCP 47 (RFC 5646) tag, lower-case
-    ('' for private-use and grandfathered tags); a malformed tag is a failure."""
-    if tag.lower() in _GRANDFATHERED or _PRIVATEUSE.fullmatch(tag):
+    ('' for private-use and grandfathered tags); a malformed tag is a failure.
+
+    READING: RFC 5646 section 2.1's ABNF walked subtag by subtag (the engine
+    uses one regular expression; this is an independent reading of the grammar):
+    language (2-3 letters with up to three 3-letter extlangs, or 4-8 letters),
+    script (4 letters), region (2 letters or 3 digits), variants (5-8
+    alphanumerics, or a digit and 3), extensions (a singleton other than x and
+    one or more 2-8 subtags), private use (x and one or more 1-8 subtags)."""
+    if tag.lower() in _GRANDFATHERED:
         return ""
-    match = _LANGTAG.fullmatch(tag)
-    if not match:
+    parts = tag.split("-")
+    if not all(part and part.isascii() and part.isalnum() for part in parts):
         fail(f"malformed language tag {tag!r}")
-    return match.group("language").split("-")[0].lower()
+    end = len(parts)
+
+    def run(start: int, fits) -> int:
+        """Index after the subtags from ``start`` that fit (at least one needed)."""
+        i = start
+        while i < end and fits(parts[i]):
+            i += 1
+        if i == start:
+            fail(f"malformed language tag {tag!r}")
+        return i
+
+    if parts[0].lower() == "x":   # private use only
+        if run(1, lambda p: len(p) <= 8) != end:
+            fail(f"malformed language tag {tag!r}")
+        return ""
+    language = parts[0]
+    if not (language.isalpha() and 2 <= len(language) <= 8):
+        fail(f"malformed language tag {tag!r}")
+    i = 1
+    if len(language) <= 3:
+        while i < min(end, 4) and len(parts[i]) == 3 and parts[i].isalpha():
+            i += 1                                              # extlang
+    if i < end and len(parts[i]) == 4 and parts[i].isalpha():
+        i += 1                                                  # script
+    if i < end and ((len(parts[i]) == 2 and parts[i].isalpha())
+                    or (len(parts[i]) == 3 and parts[i].isdigit())):
+        i += 1                                                  # region
+    while i < end and (5 <= len(parts[i]) <= 8
+                       or (len(parts[i]) == 4 and parts[i][0].isdigit())):
+        i += 1                                                  # variants
+    while i < end and len(parts[i]) == 1 and parts[i].lower() != "x":
+        i = run(i + 1, lambda p: 2 <= len(p) <= 8)              # extensions
+    if i < end and parts[i].lower() == "x":
+        i = run(i + 1, lambda p: len(p) <= 8)                   # private use
+    if i != end:
+        fail(f"malformed language tag {tag!r}")
+    return language.lower()
 
 
 # Soft_Dotted (Unicode PropList.txt), for the Lithuanian rules.

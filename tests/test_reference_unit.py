@@ -11,6 +11,8 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from proton import (UNDESCRIBED, Array, Data, Described, byte, char, float32, int32,
                     symbol, timestamp, ubyte, uint, ulong, ushort)
 
@@ -880,3 +882,20 @@ def test_reference_module_has_no_engine_imports():
     engine = [line for line in imports if "filtex" in line]
     allowed = ("filtex.errors", "filtex.message", "filtex.sql import ast", "filtex.values")
     assert all(any(ok in line for ok in allowed) for line in engine), engine
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(["en", "EN", "zh", "Hant", "de", "419", "CH", "1996", "x", "X",
+                                 "a", "u", "co", "phonebk", "abc", "i", "klingon", "sgn",
+                                 "1abc", "tr", "az", "lt", "q", "toolongsubtag", ""]),
+                min_size=1, max_size=7).map("-".join))
+def test_language_tags_read_alike_by_reference_and_engine(tag):
+    """Two independent readings of RFC 5646 (the engine's regular expression,
+    the reference's subtag walk) agree on well-formedness and the language."""
+    from filtex.casing import primary_language
+    from filtex.errors import EvaluationFailure
+    try:
+        expected = reference.language_of_tag(tag)
+    except EvaluationFailure:
+        expected = None
+    assert primary_language(tag) == expected, tag

@@ -127,13 +127,7 @@ class Lenient(Semantics):
 
     def between(self, value: Any, low: Any, high: Any,  # type: ignore[override]
                 negate: bool = False) -> bool | None:
-        above = self.compare(">=", value, low)
-        below = self.compare("<=", value, high)
-        if above is False or below is False:
-            inside: bool | None = False
-        else:
-            inside = None if (above is None or below is None) else True
-        return inside if inside is None else inside != negate
+        return runtime.between(value, low, high, negate, self.compare)
 
 
 AMQP_SEMANTICS = Semantics()

@@ -201,8 +201,8 @@ class Jms(Lenient):
                 return _java_divide(x, y)
             if op == "%":
                 return math.nan if y == 0 or x - x != 0 else math.fmod(x, y)
-            return x + y if op == "+" else x - y if op == "-" else x * y
-        result = a + b if op == "+" else a - b if op == "-" else a * b
+            return runtime.RING[op](x, y)
+        result = runtime.RING[op](a, b)
         if a.__class__ is int32 and b.__class__ is int32:
             return int32(_wrap(result, 32))
         return _wrap(result, 64)

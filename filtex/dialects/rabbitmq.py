@@ -115,12 +115,8 @@ class RabbitMQ(Lenient):
             return None
 
     def int_arith(self, op: str, a: int, b: int) -> Any:
-        if op == "+":
-            return a + b
-        if op == "-":
-            return a - b
-        if op == "*":
-            return a * b
+        if op in runtime.RING:
+            return runtime.RING[op](a, b)
         if b == 0:
             return None
         if op == "%":
@@ -131,7 +127,7 @@ class RabbitMQ(Lenient):
     def float_arith(self, op: str, a: float, b: float) -> Any:
         if op == "%" or (op == "/" and b == 0):
             return None   # rem is for integers only; no division by zero
-        result = a / b if op == "/" else a + b if op == "+" else a - b if op == "-" else a * b
+        result = a / b if op == "/" else runtime.RING[op](a, b)
         # Erlang raises badarith rather than produce an infinity
         return result if result - result == 0 else None
 
