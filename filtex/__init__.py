@@ -19,7 +19,7 @@ from ._version import __version__
 _EXPORTS = {
     "compile_sql": "compiler", "cache_clear": "compiler", "cache_info": "compiler",
     "compile_filter": "described", "compile_filter_set": "described",
-    "capabilities": "descriptors",
+    "capabilities": "described.descriptors",
     "EvaluationFailure": "errors", "FilterError": "errors",
     "Filter": "filter", "Outcome": "filter",
     "Limits": "limits", "DEFAULT_LIMITS": "limits",
@@ -47,7 +47,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from .compiler import cache_clear, cache_info, compile_sql  # noqa: F401
     from .described import compile_filter, compile_filter_set  # noqa: F401
-    from .descriptors import capabilities  # noqa: F401
+    from .described.descriptors import capabilities  # noqa: F401
     from .errors import EvaluationFailure, FilterError  # noqa: F401
     from .filter import Filter, Outcome  # noqa: F401
     from .limits import DEFAULT_LIMITS, Limits  # noqa: F401

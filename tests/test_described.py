@@ -12,8 +12,8 @@ from proton import (Array, Connection, Data, Described, char, float32, int32, sy
 
 import filtex
 from filtex import FilterError, Message
-from filtex.descriptors import FILTER_TYPES, lookup, parse_code
-from filtex.property_filters import match_value
+from filtex.described.descriptors import FILTER_TYPES, lookup, parse_code
+from filtex.described.property import match_value
 from filtex.topic import compile_topic
 from filtex.values import encode_decimal
 

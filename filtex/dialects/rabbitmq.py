@@ -16,7 +16,7 @@ from proton import char, symbol
 from .. import runtime
 from ..errors import FilterError
 from ..like import PatternError, _segments, compile_like
-from ..property_filters import FIELD_TYPES, fits, string_rule
+from ..described.property import FIELD_TYPES, fits, string_rule
 from ..values import BINARY, BOOL, FLOAT, INT, STRING, TIMESTAMP, UUID, double_value, exact, kind_of
 from .base import FUNCTION_ARITY, Dialect, Lenient
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..property_filters import match_value, string_rule
+from ..described.property import match_value, string_rule
 from ..sql import ast
 from ..values import FLOAT_CLASSES, INT_CLASSES, double_value, exact, kind_of
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from proton import symbol, ulong
 
-from .errors import FilterError
+from ..errors import FilterError
 
 AMQP_DOMAIN = 0x00000000
 APACHE_DOMAIN = 0x0000468C

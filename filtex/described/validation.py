@@ -16,8 +16,8 @@ from typing import Any
 from proton import (Array, Described, byte, char, decimal32, decimal64, decimal128, float32,
                     int32, short, symbol, timestamp, ubyte, uint, ulong, ushort)
 
-from .errors import FilterError
-from .limits import Limits, exceeded
+from ..errors import FilterError
+from ..limits import Limits, exceeded
 
 SCALAR_CLASSES = frozenset({type(None), bool, int, ubyte, ushort, uint, ulong, byte, short,
                             int32, float, float32, Decimal, decimal32, decimal64, decimal128,

@@ -19,17 +19,17 @@ from typing import Any, Mapping
 from proton import Array, Data, Described, symbol
 
 from . import descriptors
-from .compiler import compile_sql, load
-from .errors import FilterError, internal_error
-from .filter import Filter
-from .limits import DEFAULT_LIMITS, Limits, check_limits, exceeded
-from .message import HEADER_DEFAULTS
-from .property_filters import check_entries
-from .sql import ast
-from .row import RowGenerator
-from .dialects import AMQP, get_dialect
-from .topic import compile_topic
-from .typed_json import value_from_json
+from ..compiler import compile_sql, load
+from ..errors import FilterError, internal_error
+from ..filter import Filter
+from ..limits import DEFAULT_LIMITS, Limits, check_limits, exceeded
+from ..message import HEADER_DEFAULTS
+from .property import check_entries
+from ..sql import ast
+from ..row import RowGenerator
+from ..dialects import AMQP, get_dialect
+from ..topic import compile_topic
+from ..typed_json import value_from_json
 from .validation import check_value
 
 _GROUPS = ("all", "any", "none", "not")

@@ -13,10 +13,10 @@ from typing import Any, Mapping
 
 from proton import Array, Described, symbol, ulong
 
-from .errors import FilterError
-from .limits import DEFAULT_LIMITS, Limits, exceeded
-from .message import HEADER_FIELDS, PROPERTIES_FIELDS
-from .values import (BINARY, BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, UUID, decimal_value,
+from ..errors import FilterError
+from ..limits import DEFAULT_LIMITS, Limits, exceeded
+from ..message import HEADER_FIELDS, PROPERTIES_FIELDS
+from ..values import (BINARY, BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, UUID, decimal_value,
                      double_value, exact, kind_of)
 
 
