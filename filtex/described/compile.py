@@ -36,10 +36,6 @@ _GROUPS = ("all", "any", "none", "not")
 _SYMBOL_KEYED = ("delivery_annotations", "message_annotations", "footer")
 
 
-def _invalid(problem: str) -> FilterError:
-    return FilterError(problem, condition="amqp:invalid-field")
-
-
 # --- input forms -----------------------------------------------------------------------
 
 def _from_json(obj: dict, limits: Limits) -> tuple[descriptors.FilterType, Any]:
@@ -48,7 +44,7 @@ def _from_json(obj: dict, limits: Limits) -> tuple[descriptors.FilterType, Any]:
     elif "code" in obj:
         ftype = descriptors.lookup(descriptors.parse_code(obj["code"]))
     else:
-        raise _invalid(f"a filter object names 'described' or 'code': {obj!r:.80}")
+        raise FilterError(f"a filter object names 'described' or 'code': {obj!r:.80}")
     raw = obj.get("value")
     if ftype.kind in _GROUPS:
         return ftype, raw  # members are filter objects themselves
@@ -67,7 +63,7 @@ def normalize(f: Any, limits: Limits = DEFAULT_LIMITS) -> tuple[descriptors.Filt
     elif cls is dict and ("described" in f or "code" in f):
         ftype, value = _from_json(f, limits)
     else:
-        raise _invalid(f"not a filter: a {cls.__name__[:40]} (expected proton.Described, "
+        raise FilterError(f"not a filter: a {cls.__name__[:40]} (expected proton.Described, "
                        "(descriptor, value) or a filter object)")
     if ftype.kind in ("property", "headers") and type(value) is dict \
             and len(value) > limits.max_property_entries:   # refused before it is read
@@ -206,7 +202,7 @@ def _lower_simple(ftype: descriptors.FilterType, value: Any, dialect: str,
     kind = ftype.kind
     if kind in ("true", "false"):
         if value is not None and type(value) is not bool:
-            raise _invalid(f"{ftype.name} holds a boolean, not {type(value).__name__}")
+            raise FilterError(f"{ftype.name} holds a boolean, not {type(value).__name__}")
         return ast.Literal(value=kind == "true", typ="bool")
     if kind == "property":
         rules = get_dialect(dialect)
@@ -238,21 +234,21 @@ def _lower_simple(ftype: descriptors.FilterType, value: Any, dialect: str,
 
 def _lower_headers(value: Any, ftype: descriptors.FilterType, limits: Limits) -> ast.Node:
     if not isinstance(value, Mapping):
-        raise _invalid(f"{ftype.name} holds a map, not {type(value).__name__}")
+        raise FilterError(f"{ftype.name} holds a map, not {type(value).__name__}")
     if len(value) > limits.max_property_entries:
         raise exceeded("max_property_entries", limits, f"{ftype.name} has more than "
                        f"{limits.max_property_entries:,} entries")
     mode = value.get("x-match", "all")
     if not issubclass(type(mode), str) or str(mode) not in ("all", "any"):
-        raise _invalid(f"x-match must be the symbol any or all, not {mode!r}")
+        raise FilterError(f"x-match must be the symbol any or all, not {mode!r}")
     items = []
     for key, ref in value.items():
         if not issubclass(type(key), str):
-            raise _invalid(f"{ftype.name} keys are strings, not {key!r}")
+            raise FilterError(f"{ftype.name} keys are strings, not {key!r}")
         if str(key).startswith("x-"):
             continue
         if isinstance(ref, (Mapping, list, tuple, Array)):
-            raise _invalid(f"{ftype.name} values are simple types, not {type(ref).__name__}")
+            raise FilterError(f"{ftype.name} values are simple types, not {type(ref).__name__}")
         items.append(ast.HeaderMatch(key=str.__str__(key), ref=ref, typ="bool"))
     if not items:
         return ast.Literal(value=str(mode) == "all", typ="bool")
@@ -268,7 +264,7 @@ def _member_text(member: Filter) -> Any:
 
 def _text(value: Any, ftype: descriptors.FilterType) -> str:
     if not issubclass(type(value), str):
-        raise _invalid(f"{ftype.name} holds a string, not {type(value).__name__}")
+        raise FilterError(f"{ftype.name} holds a string, not {type(value).__name__}")
     return str.__str__(value)
 
 
@@ -278,11 +274,11 @@ def _members(value: Any, ftype: descriptors.FilterType, limits: Limits) -> list:
     if type(value) is Array:
         value = value.elements
     if type(value) not in (list, tuple):
-        raise _invalid(f"{ftype.name} holds a list of filters, not {type(value).__name__}")
+        raise FilterError(f"{ftype.name} holds a list of filters, not {type(value).__name__}")
     if not value:
-        raise _invalid(f"{ftype.name} needs at least one filter")
+        raise FilterError(f"{ftype.name} needs at least one filter")
     if ftype.kind == "not" and len(value) != 1:
-        raise _invalid(f"{ftype.name} negates exactly one filter, not {len(value)}")
+        raise FilterError(f"{ftype.name} negates exactly one filter, not {len(value)}")
     if len(value) > limits.max_group_members:
         raise exceeded("max_group_members", limits,
                        f"{ftype.name} has more than {limits.max_group_members:,} filters")
@@ -306,7 +302,7 @@ def _compile_set(filters: Any, dialect: str, limits: Limits) -> Filter:
     if filters is None:
         filters = {}
     if not isinstance(filters, Mapping):
-        raise _invalid(f"a filter set is a map of names to filters, not "
+        raise FilterError(f"a filter set is a map of names to filters, not "
                        f"{type(filters).__name__}")
     if len(filters) > limits.max_set_entries:
         raise exceeded("max_set_entries", limits,
@@ -314,7 +310,7 @@ def _compile_set(filters: Any, dialect: str, limits: Limits) -> Filter:
     filters = dict(filters)
     for name in filters:
         if type(name) not in (str, symbol):
-            raise _invalid(f"filter set names are symbols, not {type(name).__name__}")
+            raise FilterError(f"filter set names are symbols, not {type(name).__name__}")
     budget = _Budget(limits)
     lowered = [_lower(f, dialect, 1, budget) for f in filters.values()]
     nodes = tuple(node for node, _ in lowered)

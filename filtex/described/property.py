@@ -20,10 +20,6 @@ from ..values import (BINARY, BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, UUID
                      double_value, exact, kind_of)
 
 
-def _invalid(problem: str) -> FilterError:
-    return FilterError(problem, condition="amqp:invalid-field")
-
-
 # --- the matching rules -------------------------------------------------------------
 
 def string_rule(ref: Any) -> tuple[str, str]:
@@ -39,7 +35,7 @@ def string_rule(ref: Any) -> tuple[str, str]:
         return "prefix", text[3:]
     if text.startswith("&s:"):
         return "suffix", text[3:]
-    raise _invalid(f"unknown string modifier in {text[:20]!r} (use &p:, &s:, or && for a "
+    raise FilterError(f"unknown string modifier in {text[:20]!r} (use &p:, &s:, or && for a "
                    "leading &)")
 
 
@@ -149,7 +145,7 @@ def check_entries(section: str, entries: Any, dialect: Any,
     if isinstance(entries, Described):
         entries = entries.value
     if not isinstance(entries, Mapping):
-        raise _invalid(f"a {section} filter is a map, not {type(entries).__name__}")
+        raise FilterError(f"a {section} filter is a map, not {type(entries).__name__}")
     if len(entries) > limits.max_property_entries:
         raise exceeded("max_property_entries", limits, f"a {section} filter has more than "
                        f"{limits.max_property_entries:,} entries")
@@ -158,21 +154,21 @@ def check_entries(section: str, entries: Any, dialect: Any,
     for key, ref in entries.items():
         if section in FIELD_TYPES:
             if not isinstance(key, str) or str(key) not in FIELD_TYPES[section]:
-                raise _invalid(f"{key!r} is not a field of the {section} section")
+                raise FilterError(f"{key!r} is not a field of the {section} section")
             key = str(key)
             if ref is not None and not fits(ref, FIELD_TYPES[section][key]):
-                raise _invalid(f"{section} field {key!r} cannot hold {type(ref).__name__} "
+                raise FilterError(f"{section} field {key!r} cannot hold {type(ref).__name__} "
                                f"{ref!r}")
         elif section == "application_properties":
             if key.__class__ is not str and not (isinstance(key, str) and
                                                   key.__class__ is not symbol):
-                raise _invalid(f"application-properties keys are strings, not "
+                raise FilterError(f"application-properties keys are strings, not "
                                f"{type(key).__name__} {key!r}")
             if isinstance(ref, (Mapping, list, tuple, Array)):
-                raise _invalid(f"application property {key!r}: values are simple types, "
+                raise FilterError(f"application property {key!r}: values are simple types, "
                                f"not {type(ref).__name__}")
         elif not (isinstance(key, str) or isinstance(key, ulong)):
-            raise _invalid(f"{section} keys are symbols or ulongs, not {key!r}")
+            raise FilterError(f"{section} keys are symbols or ulongs, not {key!r}")
         _check_modifiers(ref)
         checked.append((key, ref))
     return checked

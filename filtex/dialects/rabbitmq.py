@@ -32,10 +32,6 @@ RABBITMQ_FIELD_TYPES = {**FIELD_TYPES["properties"], "content-type": ("symbol",)
                         "content-encoding": ("symbol",)}
 
 
-def _invalid(problem: str) -> FilterError:
-    return FilterError(problem, condition="amqp:invalid-field")
-
-
 class RabbitMQ(Lenient):
     """RabbitMQ 4.2's evaluation of SQL filters (``rabbit_amqp_filter_sql``).
 
@@ -187,18 +183,18 @@ class RabbitMQ(Lenient):
             raise FilterError(f"RabbitMQ has no {section} filter",
                               condition="amqp:not-implemented")
         if not 1 <= len(entries) <= RABBITMQ_MAX_ENTRIES:
-            raise _invalid(f"a RabbitMQ property filter has 1 to {RABBITMQ_MAX_ENTRIES} "
+            raise FilterError(f"a RabbitMQ property filter has 1 to {RABBITMQ_MAX_ENTRIES} "
                            f"entries, not {len(entries)}")
         if section != "properties":
             return
         for key, ref in entries.items():
             if key.__class__ is not symbol:
-                raise _invalid(f"RabbitMQ properties filter keys are symbols, not {key!r}")
+                raise FilterError(f"RabbitMQ properties filter keys are symbols, not {key!r}")
             if ref is None:
-                raise _invalid(f"RabbitMQ refuses a null reference for {str(key)!r}")
+                raise FilterError(f"RabbitMQ refuses a null reference for {str(key)!r}")
             allowed = RABBITMQ_FIELD_TYPES.get(str(key))
             if allowed is not None and not fits(ref, allowed):
-                raise _invalid(f"properties field {str(key)!r} cannot hold "
+                raise FilterError(f"properties field {str(key)!r} cannot hold "
                                f"{type(ref).__name__} {ref!r} in RabbitMQ")
 
     def match_property(self, value: Any, ref: Any) -> bool:
