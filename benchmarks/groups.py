@@ -1,5 +1,6 @@
-"""Group filters and filter sets, side by side with another checkout of filtex
-in the same run: ``python -m benchmarks.groups --against /path/to/old/checkout``.
+"""Group filters, filter sets and the SQL suite, side by side with another
+checkout of filtex in the same run:
+``python -m benchmarks.groups --against /path/to/old/checkout``.
 
 The other checkout's ``filtex`` package is copied under the name
 ``filtex_before`` (its imports are all relative) and both are timed in
@@ -18,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import filtex  # noqa: E402
-from benchmarks.cases import make_messages  # noqa: E402
+from benchmarks.cases import CASES as SQL_CASES, make_messages  # noqa: E402
 from benchmarks.suite import print_header, time_per_message  # noqa: E402
 
 GROUP = ("amqp:all-filter", [
@@ -28,7 +29,8 @@ GROUP = ("amqp:all-filter", [
 FILTER_SET = {"sql": ("amqp:sql-filter", "total_amount > 500"),
               "props": ("amqp:application-properties-filter", {"order_type": "premium"})}
 CASES = {"group-3-sql": lambda pkg: pkg.compile_filter(GROUP),
-         "set-sql-property": lambda pkg: pkg.compile_filter_set(FILTER_SET)}
+         "set-sql-property": lambda pkg: pkg.compile_filter_set(FILTER_SET),
+         **{case.name: (lambda pkg, sql=case.sql: pkg.compile_sql(sql)) for case in SQL_CASES}}
 
 
 def load_other(checkout: Path):
