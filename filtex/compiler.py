@@ -16,6 +16,7 @@ from .cache import BoundedCache
 from .errors import DefinitionProblem, FilterError, internal_error, line_and_column
 from .filter import Filter
 from .limits import DEFAULT_LIMITS, Limits, check_limits, exceeded
+from .sql import ast
 from .sql.checker import Checker
 from .row import RowGenerator
 from .row.generator import BASE_NAMESPACE
@@ -93,7 +94,9 @@ def _compile_sql(text: str, dialect: str, limits: Limits, parameters: dict | Non
         options["parameters"] = parameters
     if limits is not check_limits(None):
         options["limits"] = limits
-    return Filter(text, dialect, "sql", source, evaluate, matches, tree,
+    # the tree an engine reads carries its dialect: a Scope at the root
+    scoped = ast.Scope(body=tree, dialect=rules, typ="bool", offset=tree.offset)
+    return Filter(text, dialect, "sql", source, evaluate, matches, scoped,
                   (compile_sql, (text, dialect), options))
 
 

@@ -497,18 +497,3 @@ FUNCTIONS = {"LOWER": lower, "UPPER": upper, "LEFT": left, "RIGHT": right,
 
 
 # --- derived fields (JMS header identifiers) -----------------------------------------
-
-def jms_delivery_mode(durable: Any) -> str:
-    return "PERSISTENT" if durable is True else "NON_PERSISTENT"
-
-
-def jms_redelivered(delivery_count: Any) -> bool | None:
-    return delivery_count > 0 if kind_of(delivery_count) == INT else None
-
-
-def first_present(*values: Any) -> Any:
-    return next((v for v in values if v is not None), None)
-
-
-DERIVED = {"JMSDeliveryMode": jms_delivery_mode, "JMSRedelivered": jms_redelivered,
-           "JMSType": first_present}

@@ -35,7 +35,7 @@ def value(node: ast.Node, message: Any, semantics: Semantics) -> Any:
         found = getattr(message, node.section).get(node.key)
         return node.default if found is None and node.default is not None else found
     if isinstance(node, ast.Derived):
-        return runtime.DERIVED[node.name](*map(v, node.args))
+        return node.compute(*map(v, node.args))
     if isinstance(node, ast.Unary):
         operand = v(node.operand)
         return semantics.negate(operand) if node.op == "-" else semantics.plus(operand)

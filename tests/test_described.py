@@ -292,3 +292,29 @@ def test_empty_filter_set_passes_everything_and_sets_pickle():
     assert again.evaluate(app(x=1, y=2)) is True and again.evaluate(app(x=1, y=3)) is False
     single = pickle.loads(pickle.dumps(filtex.compile_filter(("amqp:any-filter", [T, F]))))
     assert single.evaluate(Message()) is True
+
+
+def test_groups_and_sets_are_one_function_over_one_tree():
+    """Described filters lower into the tree SQL filters check into: a group or a
+    set is one generated function that calls no member's function, and its tree
+    keeps each SQL member's dialect in a Scope."""
+    from filtex.sql import ast
+    group = filtex.compile_filter(("amqp:any-filter", [
+        ("amqp:sql-filter", "a = 1"), ("apache.org:selector-filter:string", "b > 2"),
+        ("amqp:application-properties-filter", {"c": "&p:x"}),
+        ("apache.org:legacy-amqp-topic-binding:string", "a.#")]))
+    assert group.source.count("def ") == 1 and "_member" not in group.source
+    assert isinstance(group.tree, ast.Or)
+    scopes = [node for node in ast.walk(group.tree) if isinstance(node, ast.Scope)]
+    assert [scope.dialect.name for scope in scopes] == ["amqp", "jms"]
+    assert "_jms_compare(" in group.source   # the selector keeps JMS's comparison
+    message = Message(application_properties={"a": 2, "b": 3})
+    assert group.evaluate(message) is True
+    assert filtex.compile_sql("a = 1").tree.dialect.name == "amqp"
+    filter_set = filtex.compile_filter_set({"s": ("amqp:sql-filter", "a = 2"),
+                                            "p": ("amqp:application-properties-filter",
+                                                  {"b": 3})})
+    assert filter_set.source.count("def ") == 1 and filter_set.evaluate(message) is True
+    assert filter_set.source == filtex.compile_filter_set(
+        {"s": ("amqp:sql-filter", "a = 2"),
+         "p": ("amqp:application-properties-filter", {"b": 3})}).source   # deterministic

@@ -174,9 +174,7 @@ def _lower(f: Any, dialect: str, depth: int, budget: _Budget) -> tuple[ast.Node,
 
 
 def _scoped(member: Filter) -> ast.Node:
-    """A compiled member's tree, read by the member's own dialect."""
-    if member.kind == "sql":
-        return ast.Scope(body=member.tree, dialect=get_dialect(member.dialect), typ="bool")
+    """A compiled member's tree: an SQL filter's is a Scope of its own dialect."""
     return member.tree
 
 

@@ -160,8 +160,8 @@ class Dialect:
     section_qualifiers: tuple = tuple(SECTION_QUALIFIERS.items())
     header_fields: tuple | None = None        # None: every header field
     field_spellings: str = "all"              # all: reply-to, reply_to, replyTo | underscore
-    header_names: tuple = ()                  # (identifier, ((section, field), ...), type):
-    #                                           names for fields beside application properties
+    header_names: tuple = ()   # (identifier, ((section, field), ...), type, compute or None):
+    #                            names for message fields beside application properties
     functions: tuple = tuple(FUNCTION_ARITY.items())
     vendor_functions: bool = True
     allow_between: bool = True

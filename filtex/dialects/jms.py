@@ -45,9 +45,25 @@ JMS_HEADERS = {
     "JMSXUserID": (("properties", "user-id"),),
 }
 
-# How each header reads its fields, and its static type: a value derived from
-# them (runtime.DERIVED) or the first field itself.
-JMS_HEADER_TYPES = {"JMSDeliveryMode": "string", "JMSRedelivered": "bool"}
+
+
+def jms_delivery_mode(durable: Any) -> str:
+    return "PERSISTENT" if durable is True else "NON_PERSISTENT"
+
+
+def jms_redelivered(delivery_count: Any) -> bool | None:
+    return delivery_count > 0 if kind_of(delivery_count) == INT else None
+
+
+def first_present(*values: Any) -> Any:
+    return next((v for v in values if v is not None), None)
+
+
+# The headers that are not one AMQP field as it stands: (static type, how the
+# value is computed from the fields); the others read their first field.
+JMS_DERIVED = {"JMSDeliveryMode": ("string", jms_delivery_mode),
+               "JMSRedelivered": ("bool", jms_redelivered),
+               "JMSType": ("any", first_present)}
 
 
 def java_integer(text: str) -> Any:
@@ -344,7 +360,7 @@ JMS = Dialect(
     not_equal_bang=False, max_integer=None, hyphenated_sections=False,
     whitespace=" \t\n\r\f",
     section_qualifiers=(), functions=(), vendor_functions=False,
-    header_names=tuple((name, fields, JMS_HEADER_TYPES.get(name, "any"))
+    header_names=tuple((name, fields, *JMS_DERIVED.get(name, ("any", None)))
                        for name, fields in JMS_HEADERS.items()),
     allow_exists=False, allow_composite_references=False, typed_predicates=True,
     literal_patterns=True, semantics=JMS_SEMANTICS,

@@ -45,7 +45,6 @@ BASE_NAMESPACE = {
     "_junction": runtime.junction, "_bounded": runtime.bounded,
     "_bounded_null": runtime.bounded_null,
     "_item_get": runtime.item_get, "_item_has": runtime.item_has, "_negated": runtime.negated,
-    **{f"_derived_{name}": fn for name, fn in runtime.DERIVED.items()},
     **AMQP.semantics.namespace(),
 }
 
@@ -228,7 +227,7 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
     def visit_Derived(self, node: ast.Derived) -> str:
         args = [self.value(arg) for arg in node.args]
         var = self.temp()
-        self.emit(f"{var} = _derived_{node.name}({', '.join(args)})")
+        self.emit(f"{var} = {self.hoist('derived', node.compute)}({', '.join(args)})")
         return var
 
     def visit_MapRef(self, node: ast.MapRef) -> str:

@@ -96,10 +96,11 @@ class Index(Node):
 class Derived(Node):
     """A value computed from fields: the JMS headers that are not one AMQP field
     as they stand (``JMSDeliveryMode`` from durable, ``JMSRedelivered`` from
-    delivery-count, ``JMSType`` from an annotation or the subject). ``name``
-    keys ``runtime.DERIVED``."""
+    delivery-count, ``JMSType`` from an annotation or the subject): ``compute``
+    applied to the fields' values (the dialect's own function)."""
     name: str = ""
     args: tuple = ()
+    compute: Any = None
 
 
 # --- operators ---------------------------------------------------------------

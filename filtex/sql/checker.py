@@ -74,7 +74,7 @@ class Checker(ast.NodeVisitor):
         self.fold = fold
         self.limits = limits
         self.semantics = dialect.semantics
-        self.header_names = {name: (fields, typ) for name, fields, typ in dialect.header_names}
+        self.header_names = {name: spec for name, *spec in dialect.header_names}
         self.sections = dict(dialect.section_qualifiers)
         self.functions = dict(dialect.functions)
         self.well_known = well_known(dialect)
@@ -95,14 +95,15 @@ class Checker(ast.NodeVisitor):
 
     def _header_name(self, node: ast.Name) -> ast.Node:
         """A name the dialect gives to message fields (JMS headers): the field, or a
-        value derived from its fields (``runtime.DERIVED``)."""
-        spec, typ = self.header_names[node.name]
+        value the dialect computes from its fields."""
+        spec, typ, compute = self.header_names[node.name]
         fields = tuple(ast.Field(section=section, key=key, offset=node.offset,
                                  default=HEADER_DEFAULTS.get(key) if section == "header"
                                  else None)
                        for section, key in spec)
-        if node.name in runtime.DERIVED:
-            return ast.Derived(name=node.name, args=fields, offset=node.offset, typ=typ)
+        if compute is not None:
+            return ast.Derived(name=node.name, args=fields, offset=node.offset, typ=typ,
+                               compute=compute)
         return fields[0]
 
     def visit_Member(self, node: ast.Member) -> ast.Node:
