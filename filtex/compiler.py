@@ -146,7 +146,7 @@ _SIGNATURE = inspect.Signature([
 def cache_clear() -> None:
     """Forget every compiled filter and LIKE matcher (for tests and long-lived
     reconfiguration)."""
-    from . import like
+    from .runtime import patterns as like
     _cache.clear()
     like.cache_clear()
 

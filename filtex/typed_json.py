@@ -14,7 +14,7 @@ from proton import Data
 
 from .errors import FilterError
 from .message import Message
-from .values import INTEGER_TYPES, double_value, encode_decimal
+from .runtime.values import INTEGER_TYPES, double_value, encode_decimal
 
 _ARRAY_CODES = {"boolean": Data.BOOL, "ubyte": Data.UBYTE, "ushort": Data.USHORT,
                 "uint": Data.UINT, "ulong": Data.ULONG, "byte": Data.BYTE, "short": Data.SHORT,

@@ -217,7 +217,7 @@ def test_message_and_typed_json():
 
 
 def test_decimal_values_compare_exactly():
-    from filtex.values import decimal_value, encode_decimal
+    from filtex.runtime.values import decimal_value, encode_decimal
     for width in (32, 64, 128):
         for text in ("0", "-1.5", "12.50", "1E+10", "-0.000001", "9999999"):
             assert decimal_value(encode_decimal(text, width)) == Decimal(text)

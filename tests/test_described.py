@@ -14,8 +14,8 @@ import filtex
 from filtex import FilterError, Message
 from filtex.described.descriptors import FILTER_TYPES, lookup, parse_code
 from filtex.described.property import match_value
-from filtex.topic import compile_topic
-from filtex.values import encode_decimal
+from filtex.runtime.topic import compile_topic
+from filtex.runtime.values import encode_decimal
 
 
 def app(**props):

@@ -21,7 +21,7 @@ import reference
 from filtex.sql.checker import Checker
 from filtex.dialects import get_dialect
 from filtex.sql.parser import parse
-from filtex.values import encode_decimal
+from filtex.runtime.values import encode_decimal
 
 pytestmark = pytest.mark.slow
 AMQP = get_dialect("amqp")

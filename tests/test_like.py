@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import filtex
-from filtex.like import PatternError, compile_like
+from filtex.runtime.patterns import PatternError, compile_like
 
 
 def dp_like(text: str, pattern: str, escape: str | None) -> bool:

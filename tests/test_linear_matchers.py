@@ -18,9 +18,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from filtex import casing, like
-from filtex.like import PatternError, compile_like
-from filtex.topic import compile_topic
+from filtex.runtime import casing
+from filtex.runtime import patterns as like
+from filtex.runtime.patterns import PatternError, compile_like
+from filtex.runtime.topic import compile_topic
 from timing import growth
 
 # --- LIKE ------------------------------------------------------------------------

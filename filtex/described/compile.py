@@ -28,7 +28,7 @@ from .property import check_entries
 from ..sql import ast
 from ..row import RowGenerator
 from ..dialects import AMQP, get_dialect
-from ..topic import compile_topic
+from ..runtime.topic import compile_topic
 from ..typed_json import value_from_json
 from .validation import check_value
 

@@ -16,7 +16,7 @@ from proton import Array, Described, symbol, ulong
 from ..errors import FilterError
 from ..limits import DEFAULT_LIMITS, Limits, exceeded
 from ..message import HEADER_FIELDS, PROPERTIES_FIELDS
-from ..values import (BINARY, BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, UUID, decimal_value,
+from ..runtime.values import (BINARY, BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, UUID, decimal_value,
                      double_value, exact, kind_of)
 
 

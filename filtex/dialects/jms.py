@@ -16,8 +16,8 @@ from typing import Any
 from proton import byte, char, float32, int32, short, ubyte, ushort
 
 from .. import runtime
-from ..like import compile_like
-from ..values import (BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, decimal_value, double_value,
+from ..runtime.patterns import compile_like
+from ..runtime.values import (BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, decimal_value, double_value,
                       exact, kind_of)
 from .base import UNDECIDED, Dialect, Lenient
 

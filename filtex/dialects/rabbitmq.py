@@ -15,9 +15,9 @@ from proton import char, symbol
 
 from .. import runtime
 from ..errors import FilterError
-from ..like import PatternError, _segments, compile_like
+from ..runtime.patterns import PatternError, _segments, compile_like
 from ..described.property import FIELD_TYPES, fits, string_rule
-from ..values import BINARY, BOOL, FLOAT, INT, STRING, TIMESTAMP, UUID, double_value, exact, kind_of
+from ..runtime.values import BINARY, BOOL, FLOAT, INT, STRING, TIMESTAMP, UUID, double_value, exact, kind_of
 from .base import FUNCTION_ARITY, Dialect, Lenient
 
 RABBITMQ_KEYWORDS = frozenset({"AND", "OR", "NOT", "IS", "NULL", "LIKE", "ESCAPE", "IN",

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..described.property import match_value, string_rule
 from ..sql import ast
-from ..values import FLOAT_CLASSES, INT_CLASSES, double_value, exact, kind_of
+from ..runtime.values import FLOAT_CLASSES, INT_CLASSES, double_value, exact, kind_of
 
 _ENTRIES = (ast.PropertyMatch, ast.HeaderMatch)
 

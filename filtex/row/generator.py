@@ -21,14 +21,14 @@ from typing import Any
 
 from proton import char, symbol, timestamp
 
-from .. import like as like_module
+from ..runtime import patterns as like_module
 from .. import runtime
 from ..accessors import MESSAGE, MessageAccessor, key_literal
 from ..codegen.writer import SourceWriter
 from ..errors import EvaluationFailure
 from ..limits import DEFAULT_LIMITS, Limits
 from ..dialects import AMQP, UNDECIDED, Semantics
-from ..values import FLOAT_CLASSES, INT_CLASSES, double_value
+from ..runtime.values import FLOAT_CLASSES, INT_CLASSES, double_value
 from ..sql import ast
 
 _MIRROR = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}

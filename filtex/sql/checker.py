@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import like, runtime
+from .. import runtime
+from ..runtime import patterns as like
 from ..errors import DefinitionProblem, EvaluationFailure
 from ..limits import DEFAULT_LIMITS, RESOURCE_LIMIT, Limits
 from ..message import HEADER_DEFAULTS, HEADER_FIELDS, PROPERTIES_FIELDS
-from ..values import kind_of
+from ..runtime.values import kind_of
 from . import ast
 from ..dialects import AMQP, Dialect, Semantics
 

@@ -22,7 +22,7 @@ import threading
 from collections import OrderedDict
 from typing import Callable
 
-from .errors import EvaluationFailure
+from ..errors import EvaluationFailure
 
 Segment = list  # of str (a literal character) or None (``_``)
 Finder = tuple[Callable[[str, int], bool], Callable[[str, int], int]]

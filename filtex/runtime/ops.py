@@ -19,8 +19,8 @@ from typing import Any
 from proton import Array, Described, timestamp
 
 from . import casing
-from .errors import EvaluationFailure
-from .like import like_matcher
+from ..errors import EvaluationFailure
+from .patterns import like_matcher
 from .values import (BINARY, BOOL, DECIMAL, DECIMAL128_CONTEXT, FLOAT, INT, NULL, OTHER,
                      STRING, TIMESTAMP, UUID, LONG_MIN, ULONG_MAX, decimal_value, double_value,
                      exact, kind_of)
