@@ -265,24 +265,6 @@ def test_compiled_agrees_with_the_dialects_own_rules(dialect, text, message):
     assert flt.evaluate(message) is expected, (dialect, text, message)
 
 
-def test_random_expressions_compile_in_the_lenient_dialects_often_enough():
-    """The strategies reach the jms and rabbitmq dialects: a good share compiles."""
-    for dialect in ("jms", "rabbitmq"):
-        compiled = []
-
-        @settings(max_examples=300, deadline=None, database=None,
-                  suppress_health_check=list(HealthCheck))
-        @given(st.one_of(typed_predicate(3), predicate(3)))
-        def count(text):
-            try:
-                filtex.compile_sql(text, dialect)
-                compiled.append(text)
-            except filtex.FilterError:
-                pass
-        count()
-        assert len(compiled) > 30, (dialect, len(compiled))
-
-
 def lenient_expression(dialect: str, depth: int = 3):
     """Random expressions in the syntax both jms and rabbitmq read (upper-case
     keywords, <>, string constants in IN and LIKE), with each one's own names."""
@@ -347,3 +329,29 @@ def test_lenient_dialect_expressions_agree_with_their_rules(dialect_text, messag
     tree = Checker(rules, fold=False).check(parse(text, rules))
     expected = semantic_walker.evaluate(tree, message, rules.semantics)
     assert flt.evaluate(message) is expected, (dialect, text, message, flt.source)
+
+
+def test_random_expressions_compile_in_the_lenient_dialects_often_enough():
+    """The strategies are not vacuous in jms and rabbitmq: most of the dialects'
+    own random expressions compile, and some of the amqp-flavoured ones too
+    (thresholds far below what any seed gives: about 90% and 10%)."""
+    for dialect in ("jms", "rabbitmq"):
+        counts = {"own": [0, 0], "amqp-flavoured": [0, 0]}
+        for kind, strategy in (("own", lenient_expression(dialect)),
+                               ("amqp-flavoured", st.one_of(typed_predicate(3), predicate(3)))):
+            tally = counts[kind]
+
+            @settings(max_examples=300, deadline=None, database=None,
+                      suppress_health_check=list(HealthCheck))
+            @given(strategy)
+            def count(text):
+                tally[1] += 1
+                try:
+                    filtex.compile_sql(text, dialect)
+                    tally[0] += 1
+                except filtex.FilterError:
+                    pass
+            count()
+        own, flavoured = counts["own"], counts["amqp-flavoured"]
+        assert own[0] > own[1] // 2, (dialect, counts)
+        assert flavoured[0] > flavoured[1] // 50, (dialect, counts)
