@@ -64,7 +64,9 @@ def normalize(f: Any, limits: Limits = DEFAULT_LIMITS) -> tuple[descriptors.Filt
         ftype, value = _from_json(f, limits)
     else:
         raise FilterError(f"not a filter: a {cls.__name__[:40]} (expected proton.Described, "
-                       "(descriptor, value) or a filter object)")
+                          "(descriptor, value) or a filter object)")
+    if type(value) is Described:   # a value may itself come described
+        value = value.value
     if ftype.kind in ("property", "headers") and type(value) is dict \
             and len(value) > limits.max_property_entries:   # refused before it is read
         raise exceeded("max_property_entries", limits, f"{ftype.name} has more than "
@@ -124,22 +126,38 @@ class _Budget:
                            "group tree or filter set")
 
 
-def _compile(f: Any, dialect: str, depth: int, budget: _Budget) -> Filter:
-    """One filter: an SQL filter compiles as SQL; any other is lowered into the
-    checked tree and generated as one function, groups included."""
+def _options(limits: Limits) -> dict:
+    """The keyword arguments a filter was compiled with (none for the defaults)."""
+    return {} if limits is DEFAULT_LIMITS else {"limits": limits}
+
+
+def _read(f: Any, dialect: str, depth: int,
+          budget: _Budget) -> Filter | tuple[descriptors.FilterType, Any]:
+    """One filter of a tree, counted against the limits: a ``Filter`` for one
+    already compiled or an SQL filter (compiled as SQL), else (type, value)."""
     limits = budget.limits
     budget.take()
     if type(f) is Filter:
         return f
+    if depth > limits.max_group_depth:
+        raise exceeded("max_group_depth", limits,
+                       f"group filters nested more than {limits.max_group_depth} deep")
     ftype, value = normalize(f, limits)
-    if type(value) is Described:
-        value = value.value
-    options = {} if limits is DEFAULT_LIMITS else {"limits": limits}
     if ftype.kind in ("sql", "selector"):
-        return compile_sql(_text(value, ftype), ftype.dialect or dialect, **options)
+        return compile_sql(_text(value, ftype), ftype.dialect or dialect, **_options(limits))
+    return ftype, value
+
+
+def _compile(f: Any, dialect: str, depth: int, budget: _Budget) -> Filter:
+    """One filter: an SQL filter compiles as SQL; any other is lowered into the
+    checked tree and generated as one function, groups included."""
+    read = _read(f, dialect, depth, budget)
+    if type(read) is Filter:
+        return read
+    ftype, value = read
     tree, text = _lower_value(ftype, value, dialect, depth, budget)
-    return _function(tree, text, dialect, ftype.name, limits,
-                     (compile_filter, (text, dialect), options))
+    return _function(tree, text, dialect, ftype.name, budget.limits,
+                     (compile_filter, (text, dialect), _options(budget.limits)))
 
 
 def _function(tree: ast.Node, text: Any, dialect: str, kind: str, limits: Limits,
@@ -155,27 +173,13 @@ def _function(tree: ast.Node, text: Any, dialect: str, kind: str, limits: Limits
 
 
 def _lower(f: Any, dialect: str, depth: int, budget: _Budget) -> tuple[ast.Node, Any]:
-    """(node, text) of one member of a group or set."""
-    limits = budget.limits
-    budget.take()
-    if type(f) is Filter:
-        return _scoped(f), _member_text(f)
-    if depth > limits.max_group_depth:
-        raise exceeded("max_group_depth", limits,
-                       f"group filters nested more than {limits.max_group_depth} deep")
-    ftype, value = normalize(f, limits)
-    if type(value) is Described:
-        value = value.value
-    if ftype.kind in ("sql", "selector"):
-        options = {} if limits is DEFAULT_LIMITS else {"limits": limits}
-        member = compile_sql(_text(value, ftype), ftype.dialect or dialect, **options)
-        return _scoped(member), _member_text(member)
+    """(node, text) of one member of a group or set: a compiled member's own tree
+    (an SQL filter's is a Scope of its dialect), or the member lowered here."""
+    read = _read(f, dialect, depth, budget)
+    if type(read) is Filter:
+        return read.tree, _member_text(read)
+    ftype, value = read
     return _lower_value(ftype, value, dialect, depth, budget)
-
-
-def _scoped(member: Filter) -> ast.Node:
-    """A compiled member's tree: an SQL filter's is a Scope of its own dialect."""
-    return member.tree
 
 
 def _lower_value(ftype: descriptors.FilterType, value: Any, dialect: str, depth: int,
@@ -204,7 +208,7 @@ def _lower_simple(ftype: descriptors.FilterType, value: Any, dialect: str,
         return ast.Literal(value=kind == "true", typ="bool")
     if kind == "property":
         rules = get_dialect(dialect)
-        entries = check_entries(ftype.section, value, rules, limits)
+        entries = check_entries(ftype.section, value, rules)
         present = rules.semantics.property_match == "present"
         items = tuple(ast.PropertyMatch(
             section=ftype.section, key=key, ref=ref, typ="bool", present=present,
@@ -233,9 +237,6 @@ def _lower_simple(ftype: descriptors.FilterType, value: Any, dialect: str,
 def _lower_headers(value: Any, ftype: descriptors.FilterType, limits: Limits) -> ast.Node:
     if not isinstance(value, Mapping):
         raise FilterError(f"{ftype.name} holds a map, not {type(value).__name__}")
-    if len(value) > limits.max_property_entries:
-        raise exceeded("max_property_entries", limits, f"{ftype.name} has more than "
-                       f"{limits.max_property_entries:,} entries")
     mode = value.get("x-match", "all")
     if not issubclass(type(mode), str) or str(mode) not in ("all", "any"):
         raise FilterError(f"x-match must be the symbol any or all, not {mode!r}")
@@ -301,7 +302,7 @@ def _compile_set(filters: Any, dialect: str, limits: Limits) -> Filter:
         filters = {}
     if not isinstance(filters, Mapping):
         raise FilterError(f"a filter set is a map of names to filters, not "
-                       f"{type(filters).__name__}")
+                          f"{type(filters).__name__}")
     if len(filters) > limits.max_set_entries:
         raise exceeded("max_set_entries", limits,
                        f"filter set has more than {limits.max_set_entries:,} entries")
@@ -315,9 +316,8 @@ def _compile_set(filters: Any, dialect: str, limits: Limits) -> Filter:
     tree = (ast.Literal(value=True, typ="bool") if not nodes else nodes[0] if len(nodes) == 1
             else ast.And(items=nodes, typ="bool"))
     text = ("filter-set", {str.__str__(k): member for k, (_, member) in zip(filters, lowered)})
-    options = {} if limits is DEFAULT_LIMITS else {"limits": limits}
     return _function(tree, text, dialect, "filter-set", limits,
-                     (compile_filter_set, (dict(text[1]), dialect), options))
+                     (compile_filter_set, (dict(text[1]), dialect), _options(limits)))
 
 
 def _data_object(data: Data) -> Any:

@@ -14,7 +14,6 @@ from typing import Any, Mapping
 from proton import Array, Described, symbol, ulong
 
 from ..errors import FilterError
-from ..limits import DEFAULT_LIMITS, Limits, exceeded
 from ..message import HEADER_FIELDS, PROPERTIES_FIELDS
 from ..runtime.values import (BINARY, BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, UUID, decimal_value,
                      double_value, exact, kind_of)
@@ -36,7 +35,7 @@ def string_rule(ref: Any) -> tuple[str, str]:
     if text.startswith("&s:"):
         return "suffix", text[3:]
     raise FilterError(f"unknown string modifier in {text[:20]!r} (use &p:, &s:, or && for a "
-                   "leading &)")
+                      "leading &)")
 
 
 def match_value(value: Any, ref: Any) -> bool:
@@ -139,16 +138,11 @@ def _check_modifiers(ref: Any) -> None:
             _check_modifiers(item)
 
 
-def check_entries(section: str, entries: Any, dialect: Any,
-                  limits: Limits = DEFAULT_LIMITS) -> list[tuple[Any, Any]]:
-    """The filter's (key, reference) pairs, checked; FilterError if any is invalid."""
-    if isinstance(entries, Described):
-        entries = entries.value
+def check_entries(section: str, entries: Any, dialect: Any) -> list[tuple[Any, Any]]:
+    """The filter's (key, reference) pairs, checked; FilterError if any is invalid.
+    ``entries`` comes from ``normalize``: unwrapped, of exact classes, bounded."""
     if not isinstance(entries, Mapping):
         raise FilterError(f"a {section} filter is a map, not {type(entries).__name__}")
-    if len(entries) > limits.max_property_entries:
-        raise exceeded("max_property_entries", limits, f"a {section} filter has more than "
-                       f"{limits.max_property_entries:,} entries")
     dialect.semantics.check_property_filter(section, entries)   # the dialect's own rules
     checked = []
     for key, ref in entries.items():
@@ -158,15 +152,15 @@ def check_entries(section: str, entries: Any, dialect: Any,
             key = str(key)
             if ref is not None and not fits(ref, FIELD_TYPES[section][key]):
                 raise FilterError(f"{section} field {key!r} cannot hold {type(ref).__name__} "
-                               f"{ref!r}")
+                                  f"{ref!r}")
         elif section == "application_properties":
             if key.__class__ is not str and not (isinstance(key, str) and
                                                   key.__class__ is not symbol):
                 raise FilterError(f"application-properties keys are strings, not "
-                               f"{type(key).__name__} {key!r}")
+                                  f"{type(key).__name__} {key!r}")
             if isinstance(ref, (Mapping, list, tuple, Array)):
                 raise FilterError(f"application property {key!r}: values are simple types, "
-                               f"not {type(ref).__name__}")
+                                  f"not {type(ref).__name__}")
         elif not (isinstance(key, str) or isinstance(key, ulong)):
             raise FilterError(f"{section} keys are symbols or ulongs, not {key!r}")
         _check_modifiers(ref)

@@ -184,7 +184,7 @@ class RabbitMQ(Lenient):
                               condition="amqp:not-implemented")
         if not 1 <= len(entries) <= RABBITMQ_MAX_ENTRIES:
             raise FilterError(f"a RabbitMQ property filter has 1 to {RABBITMQ_MAX_ENTRIES} "
-                           f"entries, not {len(entries)}")
+                              f"entries, not {len(entries)}")
         if section != "properties":
             return
         for key, ref in entries.items():
@@ -195,7 +195,7 @@ class RabbitMQ(Lenient):
             allowed = RABBITMQ_FIELD_TYPES.get(str(key))
             if allowed is not None and not fits(ref, allowed):
                 raise FilterError(f"properties field {str(key)!r} cannot hold "
-                               f"{type(ref).__name__} {ref!r} in RabbitMQ")
+                                  f"{type(ref).__name__} {ref!r} in RabbitMQ")
 
     def match_property(self, value: Any, ref: Any) -> bool:
         """RabbitMQ's match of a message value with a reference: an absent (or
