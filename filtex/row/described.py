@@ -57,9 +57,8 @@ class DescribedNodes:
             return f"_same_value({read}, {self.hoist('ref', node.ref)})"
         section_var = self.section(node.section)
         read = self.accessor.field(node.section, section_var, self.key(node.key))
-        if node.present:
-            self.namespace["_match_present"] = node.match
-            return f"_match_present({read}, {self.hoist('ref', node.ref)})"
+        if node.present:   # the dialect's own rule, hoisted once whatever the entries
+            return f"{self.const(node.match, hoist=True)}({read}, {self.hoist('ref', node.ref)})"
         if node.ref is None:
             return "True"   # a null reference matches whatever is there
         value = self.temp()
@@ -95,16 +94,20 @@ class DescribedNodes:
         self.namespace["_match_value"] = match_value
         return f"_match_value({first}, {self.hoist('ref', ref)})"
 
+    def subject(self) -> str:
+        """The subject, which the legacy exchange bindings read."""
+        return self.visit_Field(ast.Field(section="properties", key="subject"))
+
     def visit_Topic(self, node: ast.Topic) -> str:
         matcher = self.hoist("topic", node.matcher)
-        subject = self.visit_Field(ast.Field(section="properties", key="subject"))
+        subject = self.subject()
         var = self.temp()
         self.booleans.add(var)
         self.emit(f"{var} = {matcher}({subject})")
         return var
 
     def visit_Direct(self, node: ast.Direct) -> str:
-        subject = self.visit_Field(ast.Field(section="properties", key="subject"))
+        subject = self.subject()
         var = self.temp()
         self.booleans.add(var)
         self.emit(f"{var} = type({subject}) in _STRS_CHAR and {subject} == {self.const(node.key)}")

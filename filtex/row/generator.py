@@ -49,7 +49,6 @@ BASE_NAMESPACE = {
 }
 
 
-
 class CodeGenerator(SourceWriter, ast.NodeVisitor):
     """Generates the source of one filter's functions: a visitor over the checked
     tree, writing through ``SourceWriter``."""
@@ -122,7 +121,8 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
         """Source of the filter function for a checked SQL tree.
 
         Whatever a message holds, the function returns True, False or None:
-        fast paths take values of exactly the class they expect (``type(x)``;
+        fast paths take values of exactly the class they expect (``type(x)``,
+        which no object can forge as it can ``x.__class__`` or ``isinstance``;
         a subclass's own ``==`` never answers for the filter), the runtime
         reads any other value through its exact base class, and a junction or
         NOT tests its items by identity."""
@@ -451,14 +451,14 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
             literal = self.const(int(value))   # a Java Integer constant compares by value
         paths: list[tuple[str, str]] = []
         is_float = self.is_float(subject)
-        is_decimal = f"{self.cls(subject)} is _Decimal"
+        is_decimal = f"type({subject}) is _Decimal"
         not_nan = f"if {subject} == {subject} else None"
         decimals = self.semantics.decimal_fast_paths
         if constant.typ == "string":
             if op in self.semantics.string_ops:
                 paths = [(self.is_string(subject), f"{subject} {py} {literal}")]
         elif constant.typ in ("int", "timestamp"):
-            paths = [(f"{self.cls(subject)} in _INTS_TS", f"{subject} {py} {literal}")]
+            paths = [(f"type({subject}) in _INTS_TS", f"{subject} {py} {literal}")]
             if constant.typ == "int":
                 as_float = self.const(double_value(value))
                 paths.append((is_float, f"({subject} {py} {as_float}) {not_nan}"))
@@ -469,7 +469,7 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
             paths = [(is_float, f"({subject} {py} {literal}) {not_nan}")]
         elif constant.typ == "decimal" and decimals:
             as_float = self.const(double_value(value))
-            paths = [(f"{self.cls(subject)} in _INTS", f"{subject} {py} {literal}"),
+            paths = [(f"type({subject}) in _INTS", f"{subject} {py} {literal}"),
                      (is_float, f"({subject} {py} {as_float}) {not_nan}"),
                      (is_decimal, f"({subject} {py} {literal}) {not_nan}")]
         elif constant.typ == "bool" and op in ("=", "<>"):
@@ -483,9 +483,9 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
         """A test that ``subject`` is a double Python compares as the dialect does
         (jms: Java orders NaN and -0.0 its own way, so those take the slow path)."""
         if self.semantics.float_order == "total":
-            return (f"{self.cls(subject)} is float and {subject} == {subject} "
+            return (f"type({subject}) is float and {subject} == {subject} "
                     f"and {subject} != 0")
-        return f"{self.cls(subject)} is float"
+        return f"type({subject}) is float"
 
     def visit_Between(self, node: ast.Between) -> str:
         subject = self.value(node.operand)
@@ -496,11 +496,11 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
         if all(isinstance(b, ast.Literal) and b.typ == "int" for b in (low, high)):
             lo, hi = self.const(low.value), self.const(high.value)
             flo, fhi = self.const(double_value(low.value)), self.const(double_value(high.value))
-            paths = [(f"{self.cls(subject)} in _INTS_TS", f"{not_}({lo} <= {subject} <= {hi})"),
+            paths = [(f"type({subject}) in _INTS_TS", f"{not_}({lo} <= {subject} <= {hi})"),
                      (self.is_float(subject),
                       f"{not_}({flo} <= {subject} <= {fhi}) if {subject} == {subject} else None")]
             if self.semantics.decimal_fast_paths:
-                paths.append((f"{self.cls(subject)} is _Decimal",
+                paths.append((f"type({subject}) is _Decimal",
                               f"{not_}({lo} <= {subject} <= {hi}) if {subject} == {subject} "
                               "else None"))
         else:
@@ -523,7 +523,7 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
         if kinds in ({"string"}, {"int"}):
             members = self.hoist("set", frozenset(i.value for i in node.items))
             guard = (self.is_string(subject) if kinds == {"string"}
-                     else f"{self.cls(subject)} in _INTS")
+                     else f"type({subject}) in _INTS")
             paths = [(guard, f"{subject} {not_}in {members}")]
             if kinds == {"string"}:
                 slow = self.other_type(subject, slow, "in-strings")
@@ -554,7 +554,7 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
     def is_string(self, subject: str) -> str:
         """A test that ``subject`` is a string the dialect compares as Python does."""
         if not self.semantics.char_is_string:
-            return f"{self.cls(subject)} in _STRS"
+            return f"type({subject}) in _STRS"
         return f"type({subject}) in _STRS_CHAR"
 
     def other_type(self, subject: str, slow: str, test: str, op: str = "=",
@@ -565,11 +565,6 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
         if shortcut is UNDECIDED:
             return slow
         return f"{slow} if issubclass(type({subject}), str) else {shortcut!r}"
-
-    def cls(self, subject: str) -> str:
-        """The class a fast path tests: ``type(x)``, which no object can forge
-        (``x.__class__`` and ``isinstance`` ask the object)."""
-        return f"type({subject})"
 
     def _like_expression(self, subject: str, pattern: str, escape: str | None) -> str:
         """The cheapest expression matching ``subject`` against a constant pattern:
