@@ -92,7 +92,7 @@ def _compile_sql(text: str, dialect: str, limits: Limits, parameters: dict | Non
     options = {}
     if parameters is not None:
         options["parameters"] = parameters
-    if limits is not check_limits(None):
+    if limits is not DEFAULT_LIMITS:
         options["limits"] = limits
     # the tree an engine reads carries its dialect: a Scope at the root
     scoped = ast.Scope(body=tree, dialect=rules, typ="bool", offset=tree.offset)

@@ -63,12 +63,10 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
-def exceeded(name: str, limits: Limits | int, what: str, line: int = 1,
-             column: int = 1) -> FilterError:
-    """The error for a violated limit: ``what`` happened, the limit ``name`` allows
-    ``limits.name`` (or the given number)."""
-    value = limits if isinstance(limits, int) else getattr(limits, name)
-    return FilterError(f"{what} (limit {name} = {value:,})", line, column,
+def exceeded(name: str, limits: Limits, what: str) -> FilterError:
+    """The error for a violated limit: ``what`` happened, the limit ``name``
+    allows ``limits.name``."""
+    return FilterError(f"{what} (limit {name} = {getattr(limits, name):,})",
                        condition=RESOURCE_LIMIT)
 
 
@@ -76,6 +74,6 @@ def check_limits(limits: object) -> Limits:
     """``limits`` if it is a ``Limits``, the defaults for None; else a FilterError."""
     if limits is None:
         return DEFAULT_LIMITS
-    if limits.__class__ is not Limits:
+    if type(limits) is not Limits:   # exactly: a subclass could answer as it likes
         raise FilterError(f"limits must be a filtex.Limits, not {type(limits).__name__}")
     return limits  # type: ignore[return-value]
