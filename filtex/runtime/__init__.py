@@ -1,8 +1,7 @@
 """The runtime: the complete operations every engine falls back to and the
 constant folder uses (``ops``: comparison, arithmetic, functions), AMQP value
 kinds and decimals (``values``), LIKE and topic matchers in linear time
-(``like``, ``topic``), case mapping with language tags (``casing``)."""
+(``patterns``, ``topic``), case mapping with language tags (``casing``)."""
 from __future__ import annotations
 
 from .ops import *  # noqa: F401,F403  (the operations, as ``runtime.compare``...)
-from .ops import LONG_MIN, NAN, OPS, RING, ULONG_MAX  # noqa: F401
