@@ -20,7 +20,10 @@ def key_literal(key: str) -> str:
 
 
 class MessageAccessor:
-    """Reads ``filtex.Message``: sections are mappings, absent ones empty."""
+    """Reads any message through the reading protocol of ``filtex.message``:
+    sections are mappings, absent ones empty. ``filtex.Message`` has the
+    protocol's attributes as slots; the encoded-bytes and proton views
+    (``filtex.forms``) compute them on first use."""
 
     name = "message"
 
@@ -28,7 +31,7 @@ class MessageAccessor:
         """Expression for a section mapping, given the message as ``message``."""
         if not section.isidentifier():
             raise ValueError(f"bad section name {section!r}")
-        return f"message.{section}"
+        return f"message._filtex_{section}"
 
     def field(self, section: str, section_var: str, key: str) -> str:
         """Expression for a field's value (None when absent); ``key`` is an
@@ -47,7 +50,7 @@ class MessageAccessor:
 
     def connection(self) -> str:
         """Expression for the id of the connection the message arrived on."""
-        return "message.connection"
+        return "message._filtex_connection"
 
 
 MESSAGE = MessageAccessor()

@@ -27,6 +27,11 @@ class FilterError(ValueError):
         return (self.__class__, (self.problem, self.line, self.column, self.condition))
 
 
+class NotAMessage(TypeError):
+    """A filter was given an object that is no message form filtex reads (a
+    programming error, not a hostile message: it is raised, never unknown)."""
+
+
 class EvaluationFailure(Exception):
     """Raised inside generated code when a message makes evaluation fail;
     the filter's result is then unknown, with this reason."""

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple
 
-from .errors import EvaluationFailure
+from .errors import EvaluationFailure, NotAMessage
 
 
 class Outcome(NamedTuple):
@@ -51,6 +51,8 @@ class Filter:
             return Outcome(self.evaluate(message, receiving_connection, False))
         except EvaluationFailure as failure:
             return Outcome(None, _printable(failure.reason))
+        except NotAMessage:
+            raise
         except Exception as exc:  # a malformed message: unknown, never a crash
             return Outcome(None, f"malformed message: {_describe(exc)}")
 

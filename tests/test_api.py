@@ -40,11 +40,23 @@ def test_failure_reason_names_the_problem():
     assert "cannot compare string with integer" in outcome.reason
 
 
-def test_malformed_message_is_unknown_with_reason_not_a_crash():
+@pytest.mark.parametrize("text", ["color = 'blue'", "TRUE", "p.subject IS NULL"])
+@pytest.mark.parametrize("thing", [object(), {"color": "blue"}, None, "color", 5])
+def test_an_object_that_is_no_message_form_is_a_type_error(text, thing):
+    f = filtex.compile_sql(text)
+    for call in (f.evaluate, f.matches, f.outcome):
+        with pytest.raises(TypeError, match="filtex.Message, AMQP-encoded bytes"):
+            call(thing)
+
+
+def test_malformed_encoded_message_is_unknown_with_reason_not_a_crash():
     f = filtex.compile_sql("color = 'blue'")
-    assert f.evaluate(object()) is None
-    assert f.matches(object()) is False
-    assert f.outcome(object()).reason.startswith("malformed message")
+    broken = b"\x00\x53\x74\xc1\x09\x02\xa1\x05color\xa1"   # the value is cut short
+    assert f.evaluate(broken) is None
+    assert f.matches(broken) is False
+    outcome = f.outcome(broken)
+    assert outcome.result is None
+    assert outcome.reason.startswith("malformed message") and "byte offset" in outcome.reason
 
 
 def test_compile_is_cached_by_text_and_dialect():

@@ -5,6 +5,7 @@ threads behave. Every test that takes ``engine`` runs on every engine."""
 from __future__ import annotations
 
 import gc
+from collections.abc import Mapping
 import io
 import keyword
 import linecache
@@ -19,10 +20,12 @@ from decimal import Decimal
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+import proton
 from proton import Described, symbol, timestamp, ubyte, ulong
 
 import filtex
 from filtex import Limits, Message
+from filtex.message import PROTOCOL
 
 pytestmark = pytest.mark.slow
 DIALECTS = ("amqp", "jms", "rabbitmq")
@@ -124,10 +127,9 @@ NAMES = {"Exception", "dict", "evaluate", "float", "int", "isinstance", "issubcl
          "list", "type",
          "message", "receiving_connection", "str", "_mode", "_v", "_", "_header",
          "_delivery_annotations", "_message_annotations", "_properties",
-         "_application_properties", "_footer"}
-ATTRIBUTES = {"__class__", "application_properties", "connection", "delivery_annotations",
-              "endswith", "footer", "get", "header", "lower", "message_annotations",
-              "properties", "startswith", "upper"}
+         "_application_properties", "_footer", "_adapted", "_amqp_value", "_amqp_sequence"}
+ATTRIBUTES = {"__class__", "endswith", "get", "lower", "startswith", "upper",
+              "casefold"} | set(PROTOCOL)
 
 
 def assert_vocabulary(flt: filtex.Filter) -> None:
@@ -381,15 +383,25 @@ def hostile_messages(draw):
                                               "application_properties"]), max_size=4))
     kwargs = {}
     for section in sections:
-        if draw(st.booleans()):
-            kwargs[section] = draw(st.one_of(st.sampled_from(FUZZ_HOSTILE), hostile_values))
+        if draw(st.booleans()):   # a hostile mapping (a non-mapping is refused: see below)
+            hostile = draw(st.one_of(st.sampled_from(FUZZ_HOSTILE), hostile_values))
+            if isinstance(hostile, Mapping) and section not in ("header", "properties"):
+                kwargs[section] = hostile
         else:
-            keys = st.sampled_from(["a", "b", "priority", "creation-time", symbol("k"),
-                                    "subject"])
+            if section in ("header", "properties"):
+                keys = st.sampled_from(["priority", "ttl", "durable"] if section == "header"
+                                       else ["subject", "creation-time", "user-id"])
+            else:
+                keys = st.sampled_from(["a", "b", "priority", symbol("k"), "subject"])
             kwargs[section] = draw(st.dictionaries(keys, hostile_values, max_size=3))
-    if draw(st.booleans()):
-        return draw(st.sampled_from([None, 5, "text", object(), LiesAboutClass()]))
+    if draw(st.booleans()):   # encoded bytes: random, or a real message cut short
+        return draw(st.one_of(st.binary(max_size=40), st.sampled_from(
+            [ENCODED[:n] for n in range(0, len(ENCODED), 7)])))
     return Message(**kwargs)
+
+
+ENCODED = bytes(proton.Message(
+    subject="s", properties={"a": "x", "b": 1}, annotations={symbol("k"): 2}).encode())
 
 
 @pytest.mark.parametrize("dialect, text", MESSAGE_FILTERS)

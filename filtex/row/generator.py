@@ -26,6 +26,7 @@ from .. import runtime
 from ..accessors import MESSAGE, MessageAccessor, key_literal
 from ..codegen.writer import SourceWriter
 from ..errors import EvaluationFailure
+from ..forms import adapt
 from ..limits import DEFAULT_LIMITS, Limits
 from ..dialects import AMQP, UNDECIDED, Semantics
 from ..runtime.values import FLOAT_CLASSES, INT_CLASSES, double_value
@@ -44,7 +45,7 @@ BASE_NAMESPACE = {
     "_not_boolean": runtime.not_boolean, "_too_long": runtime.too_long,
     "_junction": runtime.junction, "_bounded": runtime.bounded,
     "_bounded_null": runtime.bounded_null,
-    "_item_get": runtime.item_get, "_item_has": runtime.item_has, "_negated": runtime.negated,
+    "_adapt": adapt, "_item_get": runtime.item_get, "_item_has": runtime.item_has, "_negated": runtime.negated,
     **AMQP.semantics.namespace(),
 }
 
@@ -147,11 +148,17 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
         else:   # whatever a hostile value's __eq__ returned, only the documented values leave
             checked = (f"{result} if {result} is True or {result} is False or {result} is None "
                        f"else _not_boolean(_mode)")
+        # A filter that reads nothing of the message still reads one protocol
+        # attribute, so an object that is no message form is always refused.
+        touch = [] if self.prologue else [self.accessor.connection()]
         return "\n".join(
             ["def evaluate(message, receiving_connection=None, _mode=None):", "    try:"]
-            + ["        " + line for line in self.prologue] + self.lines
+            + ["        " + line for line in touch + self.prologue] + self.lines
             + [f"        return ({result} is True) if _mode is True else {checked}",
                "    except Exception:",
+               "        _adapted = _adapt(message)",   # bytes, a proton.Message: read through a view
+               "        if _adapted is not None:",
+               "            return evaluate(_adapted, receiving_connection, _mode)",
                "        if _mode is False:",
                "            raise",
                "        return False if _mode is True else None"]) + "\n"

@@ -1,0 +1,397 @@
+"""An AMQP-encoded message read in place: the encoded-bytes form of a message.
+
+``EncodedMessage`` implements filtex's reading protocol (``filtex.message``)
+over the bytes themselves. Nothing is decoded up front: the first attribute a
+filter reads locates the sections by their encoded sizes, and a map section
+(annotations, application properties, footer) is then indexed in one pass
+that compares keys as bytes and skips values by their sizes; only the values
+a filter asks for are decoded. Header and properties (short composite lists)
+are decoded whole when read; an amqp-value or amqp-sequence body only when a
+filter reads the body; a data body never.
+
+The common encodings (``smallulong`` section descriptors, ``map8``/``map32``,
+``str8``/``sym8`` keys, fixed-width values) take a tight path; anything else,
+and every irregularity, goes to the complete decoder of ``codec``, which names
+the problem and its byte offset. A malformed message makes the filter's result
+unknown, with that reason.
+
+Checks made on every evaluation that reads a section: the message is a
+sequence of described sections with known descriptors, in the order of the
+specification, each of the encoding its section requires, sizes within the
+input and the enclosing size. In a map that a filter reads: an even count,
+keys of the section's key types, no duplicate key, entries that exactly fill
+the map's size. Values and keys' UTF-8 are checked when they are decoded: the
+values a filter reads, header and properties when read, the body when read.
+"""
+from __future__ import annotations
+
+import struct
+from typing import Any, Iterator, Mapping
+
+from proton import symbol, ulong
+
+from ..errors import EvaluationFailure
+from ..message import EMPTY, HEADER_FIELDS, PROPERTIES_FIELDS
+from . import codec
+from .codec import DecodeError, _Reader
+
+_U32 = struct.Struct(">I").unpack_from
+_U32_PAIR = struct.Struct(">II").unpack_from
+
+# Fixed total sizes (constructor included) of values by format code; 0: one-byte
+# length then bytes; -1: four-byte length; absent: the complete decoder skips it.
+_SIZE: dict[int, int] = {code: 1 for code in codec._ZERO}
+_SIZE.update({code: 1 + width for code, (width, _) in codec._FIXED.items()})
+_SIZE.update({code: 0 if width == 1 else -1 for code, (width, _, _) in codec._VAR.items()})
+_SIZE.update({0xc0: 0, 0xc1: 0, 0xe0: 0, 0xd0: -1, 0xd1: -1, 0xf0: -1})
+_SKIP = [_SIZE.get(code, -2) for code in range(256)]
+
+
+
+def _reader(width: int, read: Any) -> Any:
+    return lambda b, p: read(b, p + 1)
+
+
+# value readers by format code: every zero and fixed-width form, str8/sym8/vbin8
+_FAST_READ: dict[int, Any] = {code: (lambda make: lambda b, p: make())(make)
+                              for code, make in codec._ZERO.items()}
+_FAST_READ.update({code: _reader(width, read) for code, (width, read) in codec._FIXED.items()})
+_FAST_READ.update({
+    0xa1: lambda b, p: str(b[p + 2:p + 2 + b[p + 1]], "utf-8"),
+    0xa3: lambda b, p: symbol(str(b[p + 2:p + 2 + b[p + 1]], "ascii")),
+    0xa0: lambda b, p: b[p + 2:p + 2 + b[p + 1]]})
+
+_MAP_KEYS = {   # a map section's key constructors: str8/str32, or sym8/sym32 and ulongs
+    codec.APPLICATION_PROPERTIES: ((0xa1, 0xb1), "string"),
+    codec.DELIVERY_ANNOTATIONS: ((0xa3, 0xb3), "symbol or ulong"),
+    codec.MESSAGE_ANNOTATIONS: ((0xa3, 0xb3), "symbol or ulong"),
+    codec.FOOTER: ((0xa3, 0xb3), "symbol or ulong")}
+_ULONGS = (0x44, 0x53, 0x80)
+
+
+def _malformed(error: DecodeError) -> EvaluationFailure:
+    return EvaluationFailure(f"malformed message: {error.reason} (at byte offset {error.offset})")
+
+
+# By section code: its rank in the order of the specification (-1: no section),
+# and which constructors its value may have (a 256-byte table, or None: any).
+_RANKS = [-1] * 256
+_ALLOWED: list = [None] * 256
+for _code, _rank in codec._RANK.items():
+    _RANKS[_code] = _rank
+for _code, (_codes, _) in codec._ENCODINGS.items():
+    _ALLOWED[_code] = bytes(1 if i in _codes else 0 for i in range(256))
+_ANY = bytes([1]) * 256
+for _code in codec._RANK:
+    _ALLOWED[_code] = _ALLOWED[_code] or _ANY
+
+
+def _locate(b: bytes) -> dict[int, Any]:
+    """{section code: (value offset, end)}; amqp-sequence: a list of them.
+    The tight path knows ``0x00 0x53 code`` descriptors and the sizes of the
+    encodings sections use; anything else is the complete decoder's job."""
+    found: dict[int, Any] = {}
+    pos, last, n = 0, -1, len(b)
+    try:
+        while pos < n:
+            if b[pos + 1] != 0x53 or b[pos]:
+                return _locate_slowly(b)
+            code = b[pos + 2]
+            at = pos + 3
+            c = b[at]
+            rank = _RANKS[code]
+            if (rank <= last and not (rank == last and code in found and (
+                    code == 0x76 or code == 0x75))) or not _ALLOWED[code][c]:
+                return _locate_slowly(b)   # out of order, unknown, or the wrong encoding
+            size = _SKIP[c]
+            if size > 0:
+                pos = at + size
+            elif size == 0:
+                pos = at + 2 + b[at + 1]
+            elif size == -1:
+                pos = at + 5 + _U32(b, at + 1)[0]
+            else:
+                return _locate_slowly(b)
+            if code == 0x76:
+                found.setdefault(code, []).append((at, pos))
+            else:
+                found[code] = (at, pos)
+            last = rank
+    except (IndexError, struct.error):
+        return _locate_slowly(b)
+    if pos != n:
+        return _locate_slowly(b)
+    return found
+
+
+def _locate_slowly(b: bytes) -> dict[int, Any]:
+    """The complete decoder's reading of the sections: a result, or the
+    DecodeError naming what is wrong."""
+    found: dict[int, Any] = {}
+    for code, _, at, end in codec._run(codec._sections, b):
+        if code == codec.AMQP_SEQUENCE:
+            found.setdefault(code, []).append((at, end))
+        else:
+            found[code] = (at, end)
+    return found
+
+
+def _decode(b: bytes, at: int, end: int) -> Any:
+    """The complete decoder's value at ``at``, which must end by ``end``."""
+    def step(reader: _Reader) -> Any:
+        reader.end = end
+        return reader.value(at, 1)[0]
+    return codec._run(step, b)
+
+
+class EncodedMap(Mapping):
+    """A map section read in place. A lookup walks the entries from where the
+    last one stopped, indexing each key it passes (as its encoded bytes) until
+    it finds its own: a filter that reads two keys walks the map at most once,
+    and stops early when it can. Values are decoded when asked for."""
+
+    __slots__ = ("_b", "_end", "_code", "_index", "_values", "_pos", "_left")
+
+    def __init__(self, b: bytes, at: int, end: int, code: int) -> None:
+        self._b, self._end, self._code = b, end, code
+        self._index: dict[Any, int] = {}
+        self._values: dict[Any, Any] = {}   # values decoded by the complete decoder
+        self._pos, self._left = at, -1   # -1: the map's count not read yet
+
+    def _walk(self, wanted: Any) -> Any:
+        """Index entries until ``wanted`` (an encoded key) or the end; its
+        value's offset, or None."""
+        b, index, p, left = self._b, self._index, self._pos, self._left
+        skip = _SKIP
+        try:
+            if left < 0:
+                if b[p] == 0xc1:
+                    count, p = b[p + 2], p + 3
+                else:
+                    count, p = _U32_PAIR(b, p + 1)[1], p + 9
+                if count & 1:
+                    return self._walk_slowly()
+                left = count >> 1
+            key8, key32 = _MAP_KEYS[self._code][0]
+            found = None
+            while left:
+                c = b[p]
+                if c == key8:
+                    q = p + 2 + b[p + 1]
+                    key: Any = b[p + 2:q]
+                elif c == key32:
+                    q = p + 5 + _U32(b, p + 1)[0]
+                    key = b[p + 5:q]
+                elif key8 == 0xa3 and (c == 0x53 or c == 0x80 or c == 0x44):
+                    key, q = ulong(codec.decode_value(b[p:p + 9])[0]), p + _SIZE[c]
+                else:
+                    return self._walk_slowly()
+                if key in index:
+                    return self._walk_slowly()   # a duplicate key
+                index[key] = q
+                size = skip[b[q]]
+                if size > 0:
+                    p = q + size
+                elif size == 0:
+                    p = q + 2 + b[q + 1]
+                elif size == -1:
+                    p = q + 5 + _U32(b, q + 1)[0]
+                else:
+                    p = codec._run(lambda reader: reader.skip(q, 1), b)
+                left -= 1
+                if key == wanted:
+                    found = q
+                    break
+        except (IndexError, struct.error, DecodeError):
+            return self._walk_slowly()
+        if p > self._end or (not left and p != self._end):
+            return self._walk_slowly()   # entries that do not fill the map's size
+        self._pos, self._left = p, left
+        return found
+
+    def _walk_slowly(self) -> Any:
+        """Every irregular map: the complete decoder says what is wrong, or
+        (for an encoding the tight path does not know) reads it whole."""
+        start = self._pos if self._left < 0 else None
+        if start is None:   # the walk had begun: find the map again
+            raise DecodeError("map entries do not match the map's encoding", self._pos)
+        decoded = _decode(self._b, start, self._end)
+        keys = (str,) if self._code == codec.APPLICATION_PROPERTIES else (symbol, ulong)
+        section = codec._NAMES[self._code].replace("_", "-")
+        codec._keyed(decoded, keys, section, start)   # raises on a bad key
+        index: dict[Any, int] = {}
+        for key, value in decoded.items():
+            raw = key if type(key) is ulong else key.encode("utf-8")
+            index[raw] = -1
+            self._values[raw] = value
+        self._index, self._left = index, 0
+        return None
+
+    @staticmethod
+    def _raw(key: Any) -> Any:
+        """A key as the index holds it: UTF-8 bytes of a string or symbol, a ulong."""
+        cls = type(key)
+        if cls is str or cls is symbol:
+            try:
+                return key.encode("utf-8")
+            except UnicodeEncodeError:
+                return None
+        if cls is ulong or cls is int:
+            return ulong(key) if 0 <= key < 1 << 64 else None
+        return None
+
+    def _offset(self, raw: Any) -> int | None:
+        """The offset of ``raw``'s value (-1: decoded already), walking as far
+        as needed; None when the map has no such key."""
+        at = self._index.get(raw)
+        if at is None and self._left:
+            try:
+                at = self._walk(raw)
+            except DecodeError as error:
+                raise _malformed(error) from None
+            if at is None:
+                at = self._index.get(raw)   # after a complete reading
+        return at
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        if type(key) is str:
+            try:
+                raw: Any = key.encode()
+            except UnicodeEncodeError:
+                return default
+        else:
+            raw = self._raw(key)
+        at = self._index.get(raw)
+        if at is None:
+            if not self._left:
+                return default
+            at = self._offset(raw)
+            if at is None:
+                return default
+        if at < 0:
+            return self._values[raw]
+        b = self._b
+        read = _FAST_READ.get(b[at])
+        try:
+            if read is not None:
+                return read(b, at)
+            value = self._values[raw] = _decode(b, at, self._end)
+            self._index[raw] = -1
+            return value
+        except UnicodeDecodeError as exc:
+            raise _malformed(DecodeError(f"invalid UTF-8 in a string: {exc.reason}", at)) \
+                from None
+        except DecodeError as error:
+            raise _malformed(error) from None
+
+    def __contains__(self, key: Any) -> bool:
+        return self._offset(self._raw(key)) is not None
+
+    def __getitem__(self, key: Any) -> Any:
+        if key not in self:
+            raise KeyError(key)
+        return self.get(key)
+
+    def _all(self) -> dict[Any, int]:
+        while self._left:
+            self._offset(object())   # walks to the end
+        return self._index
+
+    def __iter__(self) -> Iterator[Any]:
+        symbols = self._code != codec.APPLICATION_PROPERTIES
+        for raw in list(self._all()):
+            if type(raw) is ulong:
+                yield raw
+            else:
+                text = str(raw, "utf-8", "replace")
+                yield symbol(text) if symbols else text
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __repr__(self) -> str:
+        return f"EncodedMap({dict(self)!r})"
+
+
+_MAP_ATTRIBUTES = (("_filtex_delivery_annotations", codec.DELIVERY_ANNOTATIONS),
+                   ("_filtex_message_annotations", codec.MESSAGE_ANNOTATIONS),
+                   ("_filtex_application_properties", codec.APPLICATION_PROPERTIES),
+                   ("_filtex_footer", codec.FOOTER))
+_LAZY = {"_filtex_header": codec.HEADER, "_filtex_properties": codec.PROPERTIES,
+         "_filtex_amqp_value": codec.AMQP_VALUE, "_filtex_amqp_sequence": codec.AMQP_SEQUENCE}
+
+
+class EncodedMessage:
+    """An encoded AMQP message (``bytes``, ``bytearray`` or ``memoryview``)
+    that filters read in place. ``connection`` is the opaque id of the
+    connection it arrived on (the no-local filter). A ``bytearray`` or
+    ``memoryview`` is copied once, so a later change to it cannot change a
+    verdict half-way.
+
+    Making one locates the sections (a step a section); a map section is then
+    an ``EncodedMap``, and header, properties and the body are decoded on
+    first read. Bytes that are not a message are not an error here: every
+    read of the message then fails with the reason, so the filter's result
+    is unknown with it.
+    """
+
+    __slots__ = ("buffer", "_filtex_connection", "_sections", "_error") + tuple(
+        name for name, _ in _MAP_ATTRIBUTES) + tuple(_LAZY)
+
+    def __init__(self, buffer: Any, connection: Any = None) -> None:
+        self.buffer = b = buffer if type(buffer) is bytes else bytes(buffer)
+        self._filtex_connection = connection
+        try:
+            self._sections = sections = _locate(b)
+        except DecodeError as error:
+            self._error = _malformed(error)
+            return
+        self._error = None
+        where = sections.get(0x74)
+        self._filtex_application_properties = (
+            EMPTY if where is None else EncodedMap(b, where[0], where[1], 0x74))
+        where = sections.get(0x72)
+        self._filtex_message_annotations = (
+            EMPTY if where is None else EncodedMap(b, where[0], where[1], 0x72))
+        where = sections.get(0x71)
+        self._filtex_delivery_annotations = (
+            EMPTY if where is None else EncodedMap(b, where[0], where[1], 0x71))
+        where = sections.get(0x78)
+        self._filtex_footer = EMPTY if where is None else EncodedMap(b, where[0], where[1], 0x78)
+
+    @property
+    def connection(self) -> Any:
+        return self._filtex_connection
+
+    def __getattr__(self, name: str) -> Any:
+        """A protocol attribute read for the first time: decode, then keep."""
+        if self._error is not None and name.startswith("_filtex_"):
+            raise self._error
+        code = _LAZY.get(name)
+        if code is None:
+            raise AttributeError(name)
+        try:
+            value = self._read(code, self._sections.get(code))
+        except DecodeError as error:
+            raise _malformed(error) from None
+        setattr(self, name, value)
+        return value
+
+    def _read(self, code: int, where: Any) -> Any:
+        b = self.buffer
+        if code == codec.AMQP_SEQUENCE:
+            if where is None:
+                return None
+            return [item for at, end in where for item in _decode(b, at, end)]
+        if where is None:
+            return None if code == codec.AMQP_VALUE else EMPTY
+        at, end = where
+        value = _decode(b, at, end)
+        if code == codec.HEADER:
+            return codec._fields(HEADER_FIELDS, value, code, at)
+        if code == codec.PROPERTIES:
+            return codec._fields(PROPERTIES_FIELDS, value, code, at)
+        return value   # the amqp-value
+
+    def __repr__(self) -> str:
+        return f"EncodedMessage({len(self.buffer)} bytes)"

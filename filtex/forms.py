@@ -1,0 +1,55 @@
+"""The message forms filtex accepts, and the one place that chooses how each
+is read.
+
+Generated code reads a message through the reading protocol (``filtex.message``).
+A ``filtex.Message`` has it; any other object reaching a filter fails the
+first protocol read, and the filter's error path asks ``adapt`` for a view:
+encoded bytes are read in place (``filtex.amqp.encoded``), a ``proton.Message``
+through its API (``filtex.proton_message``). Anything else is a programming
+error, a ``TypeError``, never a silent unknown. A ``filtex.Message`` costs
+nothing here: it never takes the error path unless evaluation really fails.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any
+
+from .errors import NotAMessage
+
+ACCEPTED = ("a filtex.Message, AMQP-encoded bytes (bytes, bytearray or memoryview) "
+            "or a proton.Message")
+
+
+def adapt(message: Any) -> Any:
+    """A view of ``message`` that implements the reading protocol; None when
+    ``message`` implements it already; TypeError when it is no message form."""
+    cls = type(message)
+    if cls is bytes or cls is bytearray or cls is memoryview:
+        return _encoded()(message)
+    if hasattr(cls, "_filtex_header"):
+        return None
+    proton = sys.modules.get("proton")   # a proton.Message means proton is loaded
+    if proton is not None and isinstance(message, proton.Message):
+        from .proton_message import ProtonMessage
+        return ProtonMessage(message)
+    raise NotAMessage(f"a filter evaluates {ACCEPTED}, not {cls.__name__}") from None
+
+
+@functools.lru_cache(maxsize=None)
+def _encoded() -> type:
+    """The encoded-bytes view, imported on first use (it needs proton's types)."""
+    from .amqp.encoded import EncodedMessage
+    return EncodedMessage
+
+
+def view(message: Any, connection: Any = None) -> Any:
+    """``message`` in a form filters read directly: for callers that evaluate
+    one message many times (several subscriptions), so it is decoded once.
+    ``connection`` sets the arrival connection of bytes and proton messages."""
+    adapted = adapt(message)
+    if adapted is None:
+        return message
+    if connection is not None:
+        adapted._filtex_connection = connection
+    return adapted
