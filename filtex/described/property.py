@@ -3,13 +3,14 @@ against one message section, compiled to one generated function.
 
 ``match_value`` is the complete matching rule set (4.1), used for nested and
 unusual references; the generator inlines the common cases (strings with the
-``&s:``/``&p:``/``&&`` modifiers, integers, floats, booleans). Entries are
+``&s:``/``&p:``/``&&`` modifiers and the 2018 draft's ``&S:``/``&P:``/``&i:``,
+integers, floats, booleans). Entries are
 checked when the filter is defined: header and properties entries must be
 well-known fields with values of the field's type.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from proton import Array, Described, symbol, ulong
 
@@ -21,8 +22,17 @@ from ..runtime.values import (BINARY, BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTA
 
 # --- the matching rules -------------------------------------------------------------
 
+# String modifier -> rule. The 2018 draft's ``&S:``/``&P:`` are CSD01's case-sensitive
+# ``&s:``/``&p:``; its ``&i:`` is equality ignoring case (full Unicode case folding).
+# CSD01 supersedes the draft's case-insensitive ``&s:``/``&p:`` (semantics.md).
+CSD01_MODIFIERS = {"&p:": "prefix", "&s:": "suffix"}
+DRAFT_MODIFIERS = {"&P:": "prefix", "&S:": "suffix", "&i:": "fold"}
+MODIFIERS = {**CSD01_MODIFIERS, **DRAFT_MODIFIERS}
+
+
 def string_rule(ref: Any) -> tuple[str, str]:
-    """(rule, text) of a string reference: ``eq``, ``prefix`` or ``suffix``.
+    """(rule, text) of a string reference: ``eq``, ``prefix``, ``suffix`` or
+    ``fold`` (equal after ``str.casefold`` of both sides; ``text`` as written).
 
     Modifiers apply to string references only (a symbol is matched as is)."""
     text = str(ref)
@@ -30,12 +40,31 @@ def string_rule(ref: Any) -> tuple[str, str]:
         return "eq", text
     if text.startswith("&&"):
         return "eq", text[1:]
-    if text.startswith("&p:"):
-        return "prefix", text[3:]
-    if text.startswith("&s:"):
-        return "suffix", text[3:]
-    raise FilterError(f"unknown string modifier in {text[:20]!r} (use &p:, &s:, or && for a "
-                      "leading &)")
+    rule = MODIFIERS.get(text[:3])
+    if rule is None:
+        raise FilterError(f"unknown string modifier in {text[:20]!r} (use &p:, &s:, &P:, &S:, "
+                          "&i:, or && for a leading &)")
+    return rule, text[3:]
+
+
+def draft_modifier(ref: Any) -> str | None:
+    """The 2018 draft modifier a string reference starts with, if any (for the
+    dialects that refuse them)."""
+    if ref.__class__ is symbol or kind_of(ref) != STRING:
+        return None
+    head = str(ref)[:3]
+    return head if head in DRAFT_MODIFIERS else None
+
+
+def match_string(value: str, rule: str, text: str) -> bool:
+    """Does a plain string value satisfy a string rule?"""
+    if rule == "eq":
+        return value == text
+    if rule == "prefix":
+        return value.startswith(text)
+    if rule == "suffix":
+        return value.endswith(text)
+    return value.casefold() == text.casefold()
 
 
 def match_value(value: Any, ref: Any) -> bool:
@@ -49,10 +78,7 @@ def match_value(value: Any, ref: Any) -> bool:
     if rk == STRING:
         if vk != STRING:
             return False
-        rule, text = string_rule(ref)
-        value = str.__str__(value)
-        return (value == text if rule == "eq" else
-                value.startswith(text) if rule == "prefix" else value.endswith(text))
+        return match_string(str.__str__(value), *string_rule(ref))
     if rk == INT:
         return (vk == INT and int(value) == int(ref)) or (vk == FLOAT and
                                                           double_value(value) == float(ref))
@@ -122,20 +148,26 @@ def fits(ref: Any, allowed: tuple) -> bool:
     return False
 
 
-def _check_modifiers(ref: Any) -> None:
+def string_refs(ref: Any) -> Iterator[Any]:
+    """Every string reference in a reference value, nested ones included."""
     if kind_of(ref) == STRING:
-        string_rule(ref)
+        yield ref
     elif isinstance(ref, Described):
-        _check_modifiers(ref.value)
+        yield from string_refs(ref.value)
     elif isinstance(ref, Mapping):
         for item in ref.values():
-            _check_modifiers(item)
+            yield from string_refs(item)
     elif isinstance(ref, (list, tuple)):
         for item in ref:
-            _check_modifiers(item)
+            yield from string_refs(item)
     elif isinstance(ref, Array):
         for item in ref.elements:
-            _check_modifiers(item)
+            yield from string_refs(item)
+
+
+def _check_modifiers(ref: Any) -> None:
+    for text in string_refs(ref):
+        string_rule(text)
 
 
 def check_entries(section: str, entries: Any, dialect: Any) -> list[tuple[Any, Any]]:

@@ -16,7 +16,7 @@ from proton import char, symbol
 from .. import runtime
 from ..errors import FilterError
 from ..runtime.patterns import PatternError, _segments, compile_like
-from ..described.property import FIELD_TYPES, fits, string_rule
+from ..described.property import FIELD_TYPES, draft_modifier, fits, string_refs, string_rule
 from ..runtime.values import BINARY, BOOL, FLOAT, INT, STRING, TIMESTAMP, UUID, double_value, exact, kind_of
 from .base import FUNCTION_ARITY, Dialect, Lenient
 
@@ -177,14 +177,16 @@ class RabbitMQ(Lenient):
 
     def check_property_filter(self, section: str, entries: Any) -> None:
         """What RabbitMQ refuses beyond the specification's checks: 1 to 16 entries;
-        properties keys are symbols, content-type/-encoding references symbols,
-        and there are no null references there."""
+        the 2018 draft's ``&i:``/``&S:``/``&P:`` modifiers; properties keys are
+        symbols, content-type/-encoding references symbols, and there are no
+        null references there."""
         if section not in ("properties", "application_properties"):
             raise FilterError(f"RabbitMQ has no {section} filter",
                               condition="amqp:not-implemented")
         if not 1 <= len(entries) <= RABBITMQ_MAX_ENTRIES:
             raise FilterError(f"a RabbitMQ property filter has 1 to {RABBITMQ_MAX_ENTRIES} "
                               f"entries, not {len(entries)}")
+        self.refuse_draft_modifiers(entries)
         if section != "properties":
             return
         for key, ref in entries.items():
@@ -196,6 +198,18 @@ class RabbitMQ(Lenient):
             if allowed is not None and not fits(ref, allowed):
                 raise FilterError(f"properties field {str(key)!r} cannot hold "
                                   f"{type(ref).__name__} {ref!r} in RabbitMQ")
+
+    @staticmethod
+    def refuse_draft_modifiers(entries: Any) -> None:
+        """RabbitMQ knows CSD01's ``&p:``/``&s:`` only (semantics.md): a draft
+        modifier, nested or not, is a definitional error naming it."""
+        for ref in entries.values():
+            for text in string_refs(ref):
+                modifier = draft_modifier(text)
+                if modifier is not None:
+                    raise FilterError(f"RabbitMQ has no {modifier} string modifier (in "
+                                      f"{str(text)[:20]!r}; use &p:, &s:, or && for a "
+                                      "leading &)")
 
     def match_property(self, value: Any, ref: Any) -> bool:
         """RabbitMQ's match of a message value with a reference: an absent (or

@@ -77,11 +77,7 @@ class DescribedNodes:
         ``value``), later uses are ``value``."""
         kind = kind_of(ref)
         if kind == "string":
-            rule, text = string_rule(ref)
-            literal = self.const(text)
-            test = {"eq": f"{value} == {literal}", "prefix": f"{value}.startswith({literal})",
-                    "suffix": f"{value}.endswith({literal})"}[rule]
-            return f"type({first}) in _STRS_CHAR and {test}"
+            return f"type({first}) in _STRS_CHAR and {self.string_test(ref, value)}"
         if ref.__class__ in INT_CLASSES:
             as_float = self.const(double_value(ref))
             return (f"({value} == {self.const(int(ref))} if type({first}) in _INTS else "
@@ -93,6 +89,16 @@ class DescribedNodes:
             return f"{first} is {ref!r}"
         self.namespace["_match_value"] = match_value
         return f"_match_value({first}, {self.hoist('ref', ref)})"
+
+    def string_test(self, ref: Any, value: str) -> str:
+        """The test of a plain string ``value`` against a string reference; an
+        ``&i:`` literal is case-folded here, once, and the value when it runs."""
+        rule, text = string_rule(ref)
+        if rule == "fold":
+            return f"{value}.casefold() == {self.const(text.casefold())}"
+        literal = self.const(text)
+        return {"eq": f"{value} == {literal}", "prefix": f"{value}.startswith({literal})",
+                "suffix": f"{value}.endswith({literal})"}[rule]
 
     def subject(self) -> str:
         """The subject, which the legacy exchange bindings read."""
