@@ -564,6 +564,9 @@ class Evaluator:
             return node.default
         return value
 
+    def eval_Body(self, node: ast.Body) -> Any:
+        return getattr(self.message, f"_filtex_{node.section}")
+
     def eval_MapRef(self, node: ast.MapRef) -> Any:
         base = self.eval(node.base)
         if isinstance(base, Mapping):

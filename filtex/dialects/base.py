@@ -31,6 +31,10 @@ SECTION_QUALIFIERS = {
     "footer": "footer", "f": "footer",
 }
 
+BODY_QUALIFIERS = {"amqp_value": "amqp_value", "amqp_sequence": "amqp_sequence"}
+"""The 2018 working draft's body qualifiers, long forms only: CSD01 reads the
+draft's ``v.x`` and ``s[0]`` as application properties ``v`` and ``s``."""
+
 FUNCTION_ARITY = {"LOWER": (1, 2), "UPPER": (1, 2), "LEFT": (2, 2), "RIGHT": (2, 2),
                   "SUBSTRING": (2, 3), "UTC": (0, 0), "DATE": (1, 1)}
 
@@ -158,6 +162,7 @@ class Dialect:
     hyphenated_sections: bool = True   # application-properties.x
     # --- names and constructs ---------------------------------------------------------
     section_qualifiers: tuple = tuple(SECTION_QUALIFIERS.items())
+    body_qualifiers: tuple = ()   # (qualifier, body section): the 2018 draft's body references
     header_fields: tuple | None = None        # None: every header field
     field_spellings: str = "all"              # all: reply-to, reply_to, replyTo | underscore
     header_names: tuple = ()   # (identifier, ((section, field), ...), type, compute or None):

@@ -231,6 +231,9 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
                 self.prologue.append(f"if {var} is None: {var} = {self.const(node.default)}")
         return var
 
+    def visit_Body(self, node: ast.Body) -> str:
+        return self.section(node.section)
+
     def visit_Derived(self, node: ast.Derived) -> str:
         args = [self.value(arg) for arg in node.args]
         var = self.temp()

@@ -79,6 +79,15 @@ class Field(Node):
 
 
 @dataclass(frozen=True, slots=True)
+class Body(Node):
+    """A body section read as one value (the 2018 working draft's ``amqp_value``
+    and ``amqp_sequence`` qualifiers, ``amqp`` dialect only): ``section`` is
+    ``amqp_value`` (the value) or ``amqp_sequence`` (the items of all
+    amqp-sequence sections, as one list). NULL when the body is of another kind."""
+    section: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class MapRef(Node):
     """``base.key`` where base holds a map: the entry, or NULL."""
     base: Node = None  # type: ignore[assignment]

@@ -22,6 +22,7 @@ from ..message import HEADER_DEFAULTS, HEADER_FIELDS, PROPERTIES_FIELDS
 from ..runtime.values import kind_of
 from . import ast
 from ..dialects import AMQP, Dialect, Semantics
+from ..dialects.base import BODY_QUALIFIERS
 
 _KIND_TYPES = {"null": "null", "bool": "bool", "int": "int", "float": "float",
                "decimal": "decimal", "string": "string", "binary": "binary",
@@ -77,6 +78,7 @@ class Checker(ast.NodeVisitor):
         self.semantics = dialect.semantics
         self.header_names = {name: spec for name, *spec in dialect.header_names}
         self.sections = dict(dialect.section_qualifiers)
+        self.bodies = dict(dialect.body_qualifiers)
         self.functions = dict(dialect.functions)
         self.well_known = well_known(dialect)
 
@@ -107,11 +109,24 @@ class Checker(ast.NodeVisitor):
                                compute=compute)
         return fields[0]
 
+    def _body(self, base: ast.Node) -> ast.Node | None:
+        """The body section a qualifier names (``amqp_value`` in ``amqp_value.x``)."""
+        if not isinstance(base, ast.Name) or base.delimited or base.name not in BODY_QUALIFIERS:
+            return None
+        if base.name not in self.bodies:
+            raise DefinitionProblem(
+                f"{base.name} (a body reference of the 2018 working draft) is read only in "
+                f"the amqp dialect, not in {self.dialect.name}", base.offset)
+        return ast.Body(section=self.bodies[base.name], offset=base.offset)
+
     def visit_Member(self, node: ast.Member) -> ast.Node:
         base = node.base
         if isinstance(base, ast.Name) and not base.delimited and base.name in self.sections:
             section = self.sections[base.name]
             return self._section_field(section, node)
+        body = self._body(base)
+        if body is not None:
+            return ast.MapRef(base=body, key=node.name, offset=node.offset)
         if not self.dialect.allow_composite_references:
             raise DefinitionProblem(
                 f"map references are not supported in the {self.dialect.name} dialect",
@@ -129,6 +144,9 @@ class Checker(ast.NodeVisitor):
         return ast.Field(section=section, key=node.name, offset=node.offset)
 
     def visit_Index(self, node: ast.Index) -> ast.Node:
+        body = self._body(node.base)
+        if body is not None:
+            return ast.Index(base=body, index=self.visit(node.index), offset=node.offset)
         if not self.dialect.allow_composite_references:
             raise DefinitionProblem(
                 f"positional references are not supported in the {self.dialect.name} "
@@ -139,7 +157,7 @@ class Checker(ast.NodeVisitor):
     def visit_Field(self, node: ast.Node) -> ast.Node:  # already resolved
         return node
 
-    visit_MapRef = visit_Derived = visit_Field
+    visit_MapRef = visit_Derived = visit_Body = visit_Field
 
     def visit_Exists(self, node: ast.Exists) -> ast.Node:
         return node.with_(ref=self.visit(node.ref), typ="bool")
