@@ -8,7 +8,8 @@ from .errors import EvaluationFailure, NotAMessage
 
 class Outcome(NamedTuple):
     """A filter's result for one message: ``result`` is True, False or None
-    (unknown); ``reason`` says why evaluation failed, when it did."""
+    (unknown); for unknown, ``reason`` says why: why evaluation failed, or
+    (starting ``no value``) which fields were absent."""
     result: bool | None
     reason: str | None = None
 
@@ -24,7 +25,7 @@ class Filter:
     """
 
     __slots__ = ("text", "dialect", "kind", "source", "evaluate", "matches", "tree",
-                 "recipe", "__weakref__")
+                 "recipe", "_explainer", "__weakref__")
 
     def __init__(self, text: Any, dialect: str, kind: str, source: str,
                  evaluate: Callable[..., bool | None], matches: Callable[[Any], bool],
@@ -39,6 +40,7 @@ class Filter:
         # (builder, args, keyword args) that compile this filter again: its builder
         # hands it over, so this module needs to know no builder
         self.recipe = recipe
+        self._explainer: Any = None
 
     @property
     def options(self) -> dict:
@@ -46,15 +48,38 @@ class Filter:
         return dict(self.recipe[2]) if self.recipe else {}
 
     def outcome(self, message: Any, receiving_connection: Any = None) -> Outcome:
-        """The result for ``message``, with the failure reason if evaluation failed."""
+        """The result for ``message``; when it is unknown, why: the failure
+        reason if evaluation failed, else the fields that were absent (NULL)."""
         try:
-            return Outcome(self.evaluate(message, receiving_connection, False))
+            result = self.evaluate(message, receiving_connection, False)
+            if result is None:
+                return Outcome(None, self._why_unknown(message, receiving_connection))
+            return Outcome(result)
         except EvaluationFailure as failure:
             return Outcome(None, _printable(failure.reason))
         except NotAMessage:
             raise
         except Exception as exc:  # a malformed message: unknown, never a crash
             return Outcome(None, f"malformed message: {_describe(exc)}")
+
+    def explain(self, message: Any, receiving_connection: Any = None) -> Any:
+        """Why the filter gives its result for ``message``: an ``Explanation``
+        tree of every sub-expression with its value (``str()`` prints it)."""
+        if self._explainer is None:
+            from .row.explain import Explainer
+            self._explainer = Explainer(self)
+        return self._explainer.explain(message, receiving_connection)
+
+    def _why_unknown(self, message: Any, receiving_connection: Any) -> str:
+        if self.tree is None:
+            return "unknown"
+        explanation = self.explain(message, receiving_connection)
+        missing = explanation.missing()
+        if missing:
+            shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more"
+                                              if len(missing) > 5 else "")
+            return f"no value for {shown}"
+        return f"no value decides {explanation.text[:80]}"
 
     def __reduce__(self):
         if self.recipe is None:

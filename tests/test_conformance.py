@@ -45,7 +45,15 @@ def test_case(case: dict) -> None:
     assert outcome.reason is None or not outcome.reason.startswith("malformed message"), \
         outcome.reason
     if case["dialect"] != "amqp":   # no failures outside amqp: unknown is plain NULL
-        assert outcome.reason is None
+        assert outcome.reason is None or outcome.reason.startswith("no value"), outcome.reason
+    if expected is None:   # an unknown result always says why
+        assert outcome.reason
+        explanation = flt.explain(message, receiver)
+        assert explanation.value is None and explanation.verdict in ("unknown", "failed",
+                                                                     "not evaluated")
+    else:
+        explanation = flt.explain(message, receiver)
+        assert explanation.evaluated and explanation.value is expected, explanation
 
 
 def test_every_case_in_compact_code(monkeypatch):
