@@ -23,7 +23,8 @@ _EXPORTS = {
     "EvaluationFailure": "errors", "FilterError": "errors",
     "Filter": "filter", "Outcome": "filter",
     "Limits": "limits", "DEFAULT_LIMITS": "limits",
-    "Message": "message",
+    "Message": "message", "view": "forms", "Body": "message",
+    "read_messages": "files",
     "quote_identifier": "quoting", "quote_string": "quoting",
     "message_from_json": "typed_json", "value_from_json": "typed_json",
 }
@@ -51,6 +52,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from .errors import EvaluationFailure, FilterError  # noqa: F401
     from .filter import Filter, Outcome  # noqa: F401
     from .limits import DEFAULT_LIMITS, Limits  # noqa: F401
-    from .message import Message  # noqa: F401
+    from .files import read_messages  # noqa: F401
+    from .forms import view  # noqa: F401
+    from .message import Body, Message  # noqa: F401
     from .quoting import quote_identifier, quote_string  # noqa: F401
     from .typed_json import message_from_json, value_from_json  # noqa: F401
