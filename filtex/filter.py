@@ -71,15 +71,24 @@ class Filter:
         return self._explainer.explain(message, receiving_connection)
 
     def _why_unknown(self, message: Any, receiving_connection: Any) -> str:
+        """Why a result is unknown when no evaluation failed: the fields that were
+        absent, or the expression that had no value."""
         if self.tree is None:
-            return "unknown"
+            return "no value"
         explanation = self.explain(message, receiving_connection)
-        missing = explanation.missing()
-        if missing:
-            shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more"
-                                              if len(missing) > 5 else "")
-            return f"no value for {shown}"
-        return f"no value decides {explanation.text[:80]}"
+        origins = explanation.origins()
+        absent = [o.text for o in origins if o.kind_reference]
+        others = [o.text for o in origins if not o.kind_reference]
+        parts = []
+        if absent:
+            parts.append("no value for " + ", ".join(absent[:5])
+                         + (f" and {len(absent) - 5} more" if len(absent) > 5 else ""))
+        if others:
+            parts.append(("" if absent else "no value: ") + f"{others[0][:80]} is NULL")
+        if not parts:   # a value in a predicate position that is no truth value
+            inner = explanation.children[0].text if explanation.children else explanation.text
+            parts.append(f"no value: {inner[:80]} is not TRUE or FALSE")
+        return "; ".join(parts)
 
     def __reduce__(self):
         if self.recipe is None:

@@ -313,6 +313,108 @@ class EncodedMap(Mapping):
         return f"EncodedMap({dict(self)!r})"
 
 
+class EncodedFields(Mapping):
+    """A header or properties list read in place: fields by name, the list
+    walked (by sizes) only up to the field asked for; null and missing fields
+    are absent."""
+
+    __slots__ = ("_b", "_at", "_end", "_names", "_numbers", "_offsets", "_pos", "_count",
+                 "_decoded")
+
+    def __init__(self, b: bytes, at: int, end: int, names: tuple[str, ...]) -> None:
+        self._b, self._at, self._end, self._names = b, at, end, names
+        self._numbers = _FIELD_NUMBERS[names]
+        self._offsets: list[int] = []
+        self._decoded: dict[str, Any] | None = None
+        c = b[at]
+        if c == 0x45:
+            self._count, self._pos = 0, at + 1
+        elif c == 0xc0 and at + 2 < end:
+            self._count, self._pos = b[at + 2], at + 3
+        elif c == 0xd0 and at + 9 <= end:
+            self._count, self._pos = _U32_PAIR(b, at + 1)[1], at + 9
+        else:
+            self._complete()
+
+    def _complete(self) -> dict[str, Any]:
+        """The complete decoder's reading: every irregular list (or its error)."""
+        value = _decode(self._b, self._at, self._end)
+        self._decoded = codec._fields(self._names, value, 0, self._at)
+        return self._decoded
+
+    def _offset(self, i: int) -> int | None:
+        offsets = self._offsets
+        n = len(offsets)
+        if n > i:
+            return offsets[i]
+        b, end, p, count, skip = self._b, self._end, self._pos, self._count, _SKIP
+        try:
+            while n <= i:
+                if n >= count:
+                    if p != end:
+                        self._complete()   # raises: the fields do not fill the list's size
+                    return None
+                size = skip[b[p]]
+                if size > 0:
+                    after = p + size
+                elif size == 0:
+                    after = p + 2 + b[p + 1]
+                elif size == -1:
+                    after = p + 5 + _U32(b, p + 1)[0]
+                else:
+                    after = codec._run(lambda reader: reader.skip(p, 1), b)
+                if after > end:
+                    self._complete()   # raises: a field runs past the list
+                offsets.append(p)
+                p = after
+                n += 1
+        except (IndexError, struct.error):
+            self._complete()   # raises: the list is cut short
+        self._pos = p
+        return offsets[i]
+
+    def get(self, name: Any, default: Any = None) -> Any:
+        try:
+            if self._decoded is not None:
+                return self._decoded.get(name, default)
+            i = self._numbers.get(name)
+            if i is None:
+                return default
+            at = self._offset(i)
+            if self._decoded is not None:   # an irregular list, read by the decoder
+                return self._decoded.get(name, default)
+            if at is None:
+                return default
+            b = self._b
+            read = _FAST_READ.get(b[at])
+            value = read(b, at) if read is not None else _decode(b, at, self._end)
+        except DecodeError as error:
+            raise _malformed(error) from None
+        except UnicodeDecodeError as exc:
+            raise _malformed(DecodeError(f"invalid UTF-8 in a string: {exc.reason}", at)) \
+                from None
+        return default if value is None else value
+
+    def __getitem__(self, name: Any) -> Any:
+        value = self.get(name)
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([name for name in self._names if self.get(name) is not None])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return f"EncodedFields({dict(self)!r})"
+
+
+_FIELD_NUMBERS = {names: {name: i for i, name in enumerate(names)}
+                  for names in (HEADER_FIELDS, PROPERTIES_FIELDS)}
+
+
 _MAP_ATTRIBUTES = (("_filtex_delivery_annotations", codec.DELIVERY_ANNOTATIONS),
                    ("_filtex_message_annotations", codec.MESSAGE_ANNOTATIONS),
                    ("_filtex_application_properties", codec.APPLICATION_PROPERTIES),
@@ -386,12 +488,11 @@ class EncodedMessage:
         if where is None:
             return None if code == codec.AMQP_VALUE else EMPTY
         at, end = where
-        value = _decode(b, at, end)
         if code == codec.HEADER:
-            return codec._fields(HEADER_FIELDS, value, code, at)
+            return EncodedFields(b, at, end, HEADER_FIELDS)
         if code == codec.PROPERTIES:
-            return codec._fields(PROPERTIES_FIELDS, value, code, at)
-        return value   # the amqp-value
+            return EncodedFields(b, at, end, PROPERTIES_FIELDS)
+        return _decode(b, at, end)   # the amqp-value
 
     def __repr__(self) -> str:
         return f"EncodedMessage({len(self.buffer)} bytes)"

@@ -56,19 +56,21 @@ class Explanation:
             yield node
             stack.extend(reversed(node.children))
 
-    def missing(self) -> list[str]:
-        """The references that read NULL on the way to an unknown result: what
-        made it unknown, when no evaluation failed."""
-        found: list[str] = []
+    def origins(self) -> list["Explanation"]:
+        """Where the NULL of an unknown result came from (when no evaluation
+        failed): the NULL sub-expressions whose operands are not NULL, found by
+        following NULLs down from the root: absent fields, mostly."""
+        found: list[Explanation] = []
         stack = [self]
         while stack:
             node = stack.pop()
             if not node.evaluated or node.value is not None:
                 continue
-            if node.kind_reference and node.text not in found:
-                found.append(node.text)
-                continue
-            stack.extend(reversed(node.children))
+            nulls = [child for child in node.children if child.evaluated and child.value is None]
+            if (node.kind_reference or not nulls) and node.text not in [f.text for f in found]:
+                found.append(node)
+            else:
+                stack.extend(reversed(nulls))
         return found
 
     def format(self, indent: str = "") -> str:
