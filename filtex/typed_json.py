@@ -2,19 +2,23 @@
 
 JSON null/booleans/strings are AMQP null/boolean/string, integers are long,
 other numbers double; any other type is tagged ``{"@type": NAME, "value": ...}``.
+Reading (``*_from_json``) and writing (``*_to_json``) are inverses, so message
+files in this form round trip to equal messages.
 """
 from __future__ import annotations
 
 import math
 import uuid
-from typing import Any
+from decimal import Decimal
+from typing import Any, Mapping
 
-from proton import Array, Described, char, float32, symbol, timestamp
+from proton import (Array, Described, char, decimal32, decimal64, decimal128, float32, symbol,
+                    timestamp)
 from proton import Data
 
 from .errors import FilterError
-from .message import Message
-from .runtime.values import INTEGER_TYPES, double_value, encode_decimal
+from .message import HEADER_FIELDS, PROPERTIES_FIELDS, SECTIONS, Body, Message
+from .runtime.values import INTEGER_TYPES, decimal_value, double_value, encode_decimal
 
 _ARRAY_CODES = {"boolean": Data.BOOL, "ubyte": Data.UBYTE, "ushort": Data.USHORT,
                 "uint": Data.UINT, "ulong": Data.ULONG, "byte": Data.BYTE, "short": Data.SHORT,
@@ -161,14 +165,24 @@ _SECTION_KEYS = {"header": "header", "delivery-annotations": "delivery_annotatio
 _SYMBOL_KEYED = {"delivery_annotations", "message_annotations", "footer"}
 
 
+_BODY_KEYS = ("amqp-value", "amqp-sequence", "data")
+
+
 def message_from_json(obj: dict) -> Message:
-    """A conformance-format message (sections keyed by their AMQP names);
-    malformed input is a ``FilterError`` with ``amqp:decode-error``."""
+    """A conformance-format message (sections keyed by their AMQP names, and
+    at most one body form); malformed input is a ``FilterError`` with
+    ``amqp:decode-error``."""
     if type(obj) is not dict:
         raise _bad(f"a message is a JSON object, not {type(obj).__name__[:40]}")
     sections: dict[str, Any] = {}
+    body = None
     for key, value in obj.items():
         if key in ("connection", "receiving-connection"):
+            continue
+        if key in _BODY_KEYS:
+            if body is not None:
+                raise _bad(f"a message has at most one body form, not {body.kind} and {key}")
+            body = _body_from_json(key, value)
             continue
         if type(key) is not str or key not in _SECTION_KEYS:
             raise _bad(f"unknown message section {str(key)[:40]!r}")
@@ -177,4 +191,139 @@ def message_from_json(obj: dict) -> Message:
         if not isinstance(section, dict):
             raise _bad(f"section {key} is not a map")
         sections[name] = section
-    return Message(connection=obj.get("connection"), **sections)
+    return Message(connection=obj.get("connection"), body=body, **sections)
+
+
+def _body_from_json(kind: str, raw: Any) -> Body:
+    if kind == "amqp-value":
+        return Body.value(value_from_json(raw))
+    if type(raw) is not list or not raw:
+        raise _bad(f"{kind} is a JSON array of one or more sections")
+    if kind == "amqp-sequence":
+        if any(type(section) is not list for section in raw):
+            raise _bad("each amqp-sequence section is a JSON array of values")
+        return Body.sequence(*(value_from_json(section) for section in raw))
+    chunks = []
+    for chunk in raw:
+        try:
+            chunks.append(bytes.fromhex(chunk))
+        except (TypeError, ValueError):
+            raise _bad(f"data section {_short(chunk)} is not hex") from None
+    return Body.data(*chunks)
+
+
+# --- writing: the inverse of value_from_json / message_from_json -------------------
+
+_INT_TAGS = {cls: name for name, (cls, _, _) in INTEGER_TYPES.items() if cls is not int}
+_DECIMAL_TAGS = {decimal32: "decimal32", decimal64: "decimal64", decimal128: "decimal128",
+                 Decimal: "decimal128"}
+_ARRAY_NAMES = {code: name for name, code in _ARRAY_CODES.items()}
+_SPECIAL_FLOATS = {math.inf: "Infinity", -math.inf: "-Infinity"}
+
+
+def _float_json(value: float) -> Any:
+    """A finite float as itself; NaN and the infinities as FORMAT.md's strings."""
+    if value != value:
+        return "NaN"
+    return _SPECIAL_FLOATS.get(value, value)
+
+
+def value_to_json(value: Any, symbol_keys: bool = False) -> Any:
+    """The typed JSON of one value (``value_from_json`` reads it back equal).
+
+    Null, booleans, strings, ``int`` (long) and finite ``float`` (double) are
+    plain JSON; everything else is tagged. A map whose keys are all strings
+    (all symbols, with ``symbol_keys``: annotation maps) is a plain object,
+    unless a key is ``"@type"``; any other map is the tagged pair list. A
+    ``Decimal`` is written as the decimal128 it travels as. A value with no
+    typed JSON form (a described array, an unknown class) is a ``TypeError``.
+    """
+    cls = type(value)
+    if value is None or cls is bool or cls is str or cls is int:
+        return value
+    if cls is float:
+        raw = _float_json(value)
+        return raw if raw is value else {"@type": "double", "value": raw}
+    tag = _INT_TAGS.get(cls)
+    if tag is not None:
+        return {"@type": tag, "value": int(value)}
+    if cls is symbol:
+        return {"@type": "symbol", "value": str(value)}
+    if cls is timestamp:
+        return {"@type": "timestamp", "value": int(value)}
+    if cls is float32:
+        return {"@type": "float", "value": _float_json(float(value))}
+    tag = _DECIMAL_TAGS.get(cls)
+    if tag is not None:
+        return {"@type": tag, "value": str(decimal_value(value))}
+    if cls is char:
+        return {"@type": "char", "value": str(value)}
+    if cls in (bytes, bytearray, memoryview):
+        return {"@type": "binary", "value": bytes(value).hex()}
+    if cls is uuid.UUID:
+        return {"@type": "uuid", "value": str(value)}
+    if cls is list or cls is tuple:
+        return [value_to_json(item) for item in value]
+    if cls is dict or (isinstance(value, Mapping) and not isinstance(value, (str, bytes))):
+        return _map_to_json(value, symbol if symbol_keys else str)
+    if cls is Described:
+        return {"@type": "described", "descriptor": value_to_json(value.descriptor),
+                "value": value_to_json(value.value)}
+    if cls is Array:
+        return _array_to_json(value)
+    raise TypeError(f"no typed JSON form for a {cls.__name__}")
+
+
+def _map_to_json(value: Mapping, key_class: type) -> dict:
+    if all(type(key) is key_class for key in value) and "@type" not in value:
+        return {str(key): value_to_json(item) for key, item in value.items()}
+    return {"@type": "map",
+            "value": [[value_to_json(key), value_to_json(item)] for key, item in value.items()]}
+
+
+def _array_to_json(value: Array) -> dict:
+    of = _ARRAY_NAMES.get(value.type)
+    if of is None or value.descriptor is not None:
+        raise TypeError("typed JSON has no form for a described array or an array of "
+                        f"{value.type}")
+    if of == "map":
+        items = [_map_to_json(element, object)["value"] for element in value.elements]
+    else:
+        items = [_array_element(value_to_json(element)) for element in value.elements]
+    return {"@type": "array", "of": of, "value": items}
+
+
+def _array_element(tagged: Any) -> Any:
+    """An array element is written as the ``value`` of its tagged form."""
+    return tagged["value"] if type(tagged) is dict and "@type" in tagged else tagged
+
+
+_JSON_SECTION_KEYS = {name: key for key, name in _SECTION_KEYS.items()}
+_FIELD_ORDER = {"header": HEADER_FIELDS, "properties": PROPERTIES_FIELDS}
+
+
+def message_to_json(message: Message) -> dict:
+    """The typed JSON object of a message: what ``message_from_json`` reads
+    back as an equal ``Message`` (sections, body and a JSON-able connection)."""
+    out: dict[str, Any] = {}
+    for name in SECTIONS:
+        section = getattr(message, name)
+        if section:
+            if name in ("header", "properties"):   # in field order: one text a message
+                out[_JSON_SECTION_KEYS[name]] = {
+                    key: value_to_json(section[key]) for key in _FIELD_ORDER[name]
+                    if key in section}
+            else:
+                out[_JSON_SECTION_KEYS[name]] = _map_to_json(
+                    section, symbol if name in _SYMBOL_KEYED else str)
+    body = message.body
+    if body is not None:
+        if body.kind == "amqp-value":
+            out["amqp-value"] = value_to_json(body.sections[0])
+        elif body.kind == "amqp-sequence":
+            out["amqp-sequence"] = [value_to_json(section) for section in body.sections]
+        else:
+            out["data"] = [bytes(chunk).hex() for chunk in body.sections]
+    if message.connection is not None:
+        out["connection"] = message.connection
+    return out

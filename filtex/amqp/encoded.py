@@ -465,6 +465,12 @@ class EncodedMessage:
     def connection(self) -> Any:
         return self._filtex_connection
 
+    @property
+    def problem(self) -> str | None:
+        """Why these bytes are not a message (their sections cannot be found),
+        or None. Every read of such a message fails with this reason."""
+        return None if self._error is None else self._error.reason
+
     def __getattr__(self, name: str) -> Any:
         """A protocol attribute read for the first time: decode, then keep."""
         if self._error is not None and name.startswith("_filtex_"):

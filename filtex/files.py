@@ -1,0 +1,264 @@
+"""Files of messages: typed-JSON lines, or framed AMQP-encoded messages.
+
+Two formats:
+
+* ``jsonl``: one typed-JSON message a line (FORMAT.md's ``message`` object),
+  blank lines skipped;
+* ``amqp``: encoded AMQP messages, each preceded by its size as a 4-byte
+  big-endian unsigned integer (the framing RabbitMQ streams use for simple
+  entries).
+
+Reading streams the input in large chunks and never raises for a bad record:
+each record comes as a ``Record`` with its position, raw bytes and either the
+message or the reason it is unreadable, so a command can report and go on. A
+frame that cannot be framed (larger than ``max_frame``, or cut short) ends its
+input: nothing after it can be found again. ``read_messages`` is the simple
+API: the messages, or a ``ValueError`` at the first bad record.
+"""
+from __future__ import annotations
+
+import json
+import os
+import struct
+import sys
+from contextlib import contextmanager
+from typing import IO, Any, Iterator, NamedTuple
+
+from .amqp.encoded import EncodedMessage
+from .typed_json import message_from_json
+
+FORMATS = ("jsonl", "amqp")
+CHUNK = 1 << 20
+"""Bytes read at a time."""
+MAX_FRAME = 64 << 20
+
+_SIZE = struct.Struct(">I")
+_WHITESPACE = b" \t\r\n"
+
+
+class Record(NamedTuple):
+    """One record of a message file.
+
+    ``position``: ``line 12`` or ``frame 7 at byte 1234``; ``raw``: the line
+    without its newline, or the frame without its size; ``message``: a
+    ``filtex.Message`` (jsonl) or ``EncodedMessage`` (amqp), None when
+    unreadable; ``error``: None, or a short reason naming the problem.
+    """
+    position: str
+    raw: bytes
+    message: Any
+    error: str | None
+
+
+def detect_format(head: bytes) -> str:
+    """``jsonl`` or ``amqp`` from the first bytes of an input: a JSON object
+    starts with ``{``; a frame's message starts, after the 4-byte size, with a
+    described section (``0x00`` and a ``smallulong`` or ``sym8`` descriptor)."""
+    stripped = head.lstrip(_WHITESPACE)
+    if stripped[:1] == b"{":
+        return "jsonl"
+    if head[4:6] in (b"\x00S", b"\x00\xa3"):
+        return "amqp"
+    raise ValueError(f"the input is neither JSON lines nor framed AMQP messages "
+                     f"(it starts {bytes(head[:8])!r})")
+
+
+@contextmanager
+def _opened(source: Any) -> Iterator[IO[bytes]]:
+    """A binary stream of ``source``: a path, ``-`` (stdin) or a binary file
+    object (not closed here: its owner closes it)."""
+    if source == "-":
+        yield sys.stdin.buffer
+    elif isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as stream:
+            yield stream
+    elif hasattr(source, "read"):
+        yield source
+    else:
+        raise TypeError(f"a message source is a path, '-' or a binary file, "
+                        f"not {type(source).__name__}")
+
+
+def _read(stream: IO[bytes], size: int) -> bytes:
+    """Up to ``size`` bytes: one call (``read1`` where the stream has it, so a
+    pipe hands over what it has); a text stream is a clear error."""
+    read1 = getattr(stream, "read1", None)
+    chunk = read1(size) if read1 is not None else stream.read(size)
+    if chunk is None:   # a non-blocking stream with nothing yet: read as the end
+        return b""
+    if isinstance(chunk, str):
+        raise TypeError("a message source must be opened in binary mode ('rb')")
+    return chunk
+
+
+def read_records(source: Any, format: str | None = None, *,
+                 max_frame: int = MAX_FRAME) -> Iterator[Record]:
+    """The records of ``source`` (a path, a binary file object, or ``-`` for
+    stdin) in ``format`` (detected from the first bytes when None).
+
+    A bad record is a ``Record`` with an ``error``, never an exception: an
+    unparsable line, and reading goes on; a frame longer than ``max_frame``
+    bytes or past the end of the input, and reading stops. ``max_frame`` also
+    bounds a line (an over-long line is an error record, skipped). Input in
+    neither format is a ``ValueError`` (from the first ``next``).
+    """
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"format is one of {', '.join(FORMATS)}, not {format!r}")
+    with _opened(source) as stream:
+        head = _read(stream, CHUNK)
+        if format is None:
+            while True:   # enough bytes to tell: a '{', or six bytes after blanks
+                stripped = head.lstrip(_WHITESPACE)
+                if stripped[:1] == b"{" or (stripped and len(head) >= 6):
+                    break
+                more = _read(stream, CHUNK)
+                if not more:
+                    break
+                head += more
+            if not head.strip(_WHITESPACE):
+                return   # an empty input holds no records, whatever its format
+            format = detect_format(head)
+        if format == "jsonl":
+            yield from _lines(stream, head, max_frame)
+        else:
+            yield from _frames(stream, head, max_frame)
+
+
+def _line_record(number: int, raw: bytes) -> Record:
+    position = f"line {number}"
+    try:
+        obj = json.loads(raw)
+    except RecursionError:
+        return Record(position, raw, None, "invalid JSON: nested too deeply")
+    except UnicodeDecodeError as exc:
+        return Record(position, raw, None, f"invalid UTF-8 at byte {exc.start + 1} of the line")
+    except ValueError as exc:   # json.JSONDecodeError
+        return Record(position, raw, None, f"invalid JSON: {exc}")
+    try:
+        return Record(position, raw, message_from_json(obj), None)
+    except (ValueError, TypeError) as exc:   # FilterError is a ValueError
+        reason = getattr(exc, "problem", None) or str(exc)
+        return Record(position, raw, None, f"not a message: {reason}")
+
+
+def _lines(stream: IO[bytes], head: bytes, max_line: int) -> Iterator[Record]:
+    """JSON lines, a chunk at a time: the chunk split at its newlines, its
+    partial last line kept in pieces (joined once) until its newline comes.
+    A line longer than ``max_line`` is one error record (holding the line's
+    first bytes) and is skipped to its end."""
+    number = 0
+    pending: list[bytes] = []   # the pieces of a line begun in earlier chunks
+    pending_size = 0
+    skipping = False            # inside an over-long line
+    too_long = f"line longer than the maximum of {max_line} bytes"
+    chunk = head
+    while chunk:
+        lines = chunk.split(b"\n")
+        tail = lines.pop()
+        if lines:
+            if pending:
+                lines[0] = b"".join(pending) + lines[0]
+                pending, pending_size = [], 0
+            for line in lines:
+                number += 1
+                if skipping:
+                    skipping = False
+                    continue
+                if line.endswith(b"\r"):
+                    line = line[:-1]
+                if len(line) > max_line:
+                    yield Record(f"line {number}", line[:64], None, too_long)
+                elif line.strip(_WHITESPACE):
+                    yield _line_record(number, line)
+        if tail and not skipping:
+            pending.append(tail)
+            pending_size += len(tail)
+            if pending_size > max_line:
+                yield Record(f"line {number + 1}", b"".join(pending)[:64], None, too_long)
+                pending, pending_size, skipping = [], 0, True
+        chunk = _read(stream, CHUNK)
+    if pending:   # a last line with no newline
+        line = b"".join(pending)
+        line = line[:-1] if line.endswith(b"\r") else line
+        if line.strip(_WHITESPACE):
+            yield _line_record(number + 1, line)
+
+
+def _frames(stream: IO[bytes], buffer: bytes, max_frame: int) -> Iterator[Record]:
+    """Size-prefixed frames. The loop over a chunk is a ``struct`` read and a
+    slice a frame; a frame that straddles chunks is read in pieces joined once."""
+    unpack = _SIZE.unpack_from
+    new = tuple.__new__   # Record(...) without the keyword-handling __new__
+    base = pos = number = size = 0   # base: the input offset of buffer[0]
+    eof = False
+    while True:
+        end = len(buffer)
+        while pos + 4 <= end:
+            size = unpack(buffer, pos)[0]
+            stop = pos + 4 + size
+            if stop > end or size > max_frame:
+                break
+            number += 1
+            raw = buffer[pos + 4:stop]
+            message = EncodedMessage(raw)
+            problem = message.problem   # None, or why its sections cannot be found
+            if problem is None:
+                yield new(Record, (f"frame {number} at byte {base + pos}", raw, message, None))
+            else:
+                yield new(Record, (f"frame {number} at byte {base + pos}", raw, None, problem))
+            pos = stop
+        whole = pos + 4 <= end   # the next frame's size is in the buffer
+        position = f"frame {number + 1} at byte {base + pos}"
+        if whole and size > max_frame:
+            yield Record(position, buffer[pos:pos + 4], None,
+                         f"frame size {size} is larger than the maximum of {max_frame} bytes")
+            return
+        if eof:
+            if pos < end:
+                reason = (f"truncated frame: {size} bytes announced, {end - pos - 4} left"
+                          if whole else f"truncated frame size: {end - pos} of 4 bytes")
+                yield Record(position, buffer[pos:], None, reason)
+            return
+        missing = (size + 4 if whole else 4) - (end - pos)
+        pieces = [buffer[pos:]]
+        while True:
+            chunk = _read(stream, max(CHUNK, missing))
+            if not chunk:
+                eof = True
+                break
+            pieces.append(chunk)
+            missing -= len(chunk)
+            if missing <= 0:
+                break
+        buffer = b"".join(pieces)
+        base += pos
+        pos = 0
+
+
+def read_messages(source: Any, format: str | None = None) -> Iterator[Any]:
+    """The messages of a file (see ``read_records``): ``filtex.Message`` for
+    JSON lines, ``EncodedMessage`` for framed AMQP. The first unreadable record
+    is a ``ValueError`` naming its position and the problem."""
+    name = "<stdin>" if source == "-" else (
+        os.fspath(source) if isinstance(source, (str, os.PathLike)) else None)
+    for record in read_records(source, format):
+        if record.error is not None:
+            where = f"{name}, {record.position}" if name else record.position
+            raise ValueError(f"{where}: {record.error}")
+        yield record.message
+
+
+def write_record(stream: IO[bytes], record_or_raw: Record | bytes, format: str) -> None:
+    """Write one record (a ``Record`` or its raw bytes) to a binary stream in
+    ``format``: a line and its newline, or the frame's size and bytes."""
+    raw = record_or_raw.raw if type(record_or_raw) is Record else record_or_raw
+    if format == "amqp":
+        stream.write(_SIZE.pack(len(raw)))
+        stream.write(raw)
+    elif format == "jsonl":
+        if b"\n" in raw:
+            raise ValueError("a JSON line cannot hold a newline")
+        stream.write(raw)
+        stream.write(b"\n")
+    else:
+        raise ValueError(f"format is one of {', '.join(FORMATS)}, not {format!r}")
