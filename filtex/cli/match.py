@@ -1,0 +1,282 @@
+"""``filtex match``: run messages from files or stdin through one or more
+subscriptions, writing what each would get (or counting).
+
+Each message is read once; each subscription evaluates a whole batch with
+``map(flt.evaluate, messages)`` (the generated function itself, called from
+C: no Python loop or function layer per message), and the batch's counts are
+``list.count`` of the results. Matching records are written as they were
+read, byte for byte (a line and its newline, or the frame's size and bytes).
+
+With several ``--filter NAME=TEXT`` each subscription gets its own output, as
+a broker gives each subscriber its own queue: ``-o`` is a template holding
+``{name}`` (``-o 'out/{name}.amqp'``); with ``--count`` no output is needed.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import struct
+import sys
+import time
+from contextlib import ExitStack
+from itertools import chain, compress, islice
+from operator import itemgetter, not_
+from typing import Any, Iterator
+
+from ..files import read_records
+from .common import BAD, NO_MATCH, OK, CommandError, load_filter
+from .progress import Progress
+from .report import Subscription, Unreadable, counts_table, final_report
+
+BATCH = 2048
+"""Records read before the subscriptions evaluate them (a batch a redraw
+of the progress line at most)."""
+REASON_SAMPLE = 100
+_NAME = re.compile(r"[\w.:@+-]+\Z")
+_SIZE = struct.Struct(">I").pack
+_MESSAGE, _RAW = itemgetter(2), itemgetter(1)   # Record fields, read in C
+
+
+class _Stop(Exception):
+    """--strict met an unreadable record."""
+
+
+def run(args: argparse.Namespace) -> int:
+    subscriptions, inputs = _subscriptions(args)
+    with ExitStack() as stack:
+        _open_outputs(args, subscriptions, inputs, stack)
+        matcher = _Matcher(subscriptions, args)
+        try:
+            for source in inputs:
+                matcher.read(source)
+        except _Stop:
+            matcher.progress.clear()
+            return BAD
+        finally:
+            for sub in subscriptions:
+                if sub.output is not None:
+                    sub.output.flush()
+    return matcher.finish()
+
+
+def _subscriptions(args: argparse.Namespace) -> tuple[list[Subscription], list[str]]:
+    """The subscriptions (compiled) and the inputs, from the operands."""
+    operands = list(args.operands)
+    sample = max(0, args.reasons)
+    if args.filters:
+        named = []
+        for item in args.filters:
+            name, sep, text = item.partition("=")   # NAME=TEXT: no blank before the =
+            if not sep or not _NAME.match(name) or not text.strip():
+                raise CommandError(f"--filter takes NAME=TEXT (a name of letters, digits and "
+                                   f"._:@+-, then the filter), not {item[:60]!r}")
+            if name in {n for n, _ in named}:
+                raise CommandError(f"--filter: the name {name!r} is given twice")
+            named.append((name, text))
+        inputs = operands
+    else:
+        if not operands:
+            raise CommandError("match needs a FILTER (or --filter NAME=TEXT)")
+        named, inputs = [("filter", operands[0])], operands[1:]
+    subs = []
+    for name, text in named:
+        try:
+            flt = load_filter(text, args.dialect, args.filter_json)
+        except CommandError as error:
+            prefix = f"{name}: " if args.filters else ""
+            raise CommandError(prefix + error.message) from None
+        subs.append(Subscription(name, flt, sample))
+    return subs, inputs or ["-"]
+
+
+def _open_outputs(args: argparse.Namespace, subs: list[Subscription], inputs: list[str],
+                  stack: ExitStack) -> None:
+    """Each subscription's output: ``-o`` (per subscription with ``{name}``),
+    else stdout for one subscription; none with ``--count`` and no ``-o``."""
+    if args.output is None:
+        if args.count:
+            return
+        if len(subs) > 1:
+            raise CommandError("several --filter write one output each: give -o with {name} "
+                               "in it (-o 'out/{name}.amqp'), or use --count")
+        subs[0].output = getattr(sys.stdout, "buffer", None)
+        if subs[0].output is None:
+            raise CommandError("stdout takes no bytes here: use -o FILE")
+        return
+    if len(subs) > 1 and "{name}" not in args.output:
+        raise CommandError("several --filter write one output each: -o needs {name} in it "
+                           "(-o 'out/{name}.amqp')")
+    taken = {os.path.realpath(path) for path in inputs if path != "-"}
+    for sub in subs:
+        path = args.output.replace("{name}", sub.name)
+        if os.path.realpath(path) in taken:
+            raise CommandError(f"-o {path} would overwrite an input")
+        try:
+            sub.output = stack.enter_context(open(path, "wb"))
+        except OSError as error:
+            raise CommandError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+class _Matcher:
+    """One run: the subscriptions, the output format, the counts."""
+
+    def __init__(self, subscriptions: list[Subscription], args: argparse.Namespace) -> None:
+        self.subscriptions = subscriptions
+        self.args = args
+        self.writing = any(sub.output is not None for sub in subscriptions)
+        self.output_format: str | None = None
+        self.messages = 0
+        self.failed = False   # an input could not be read at all
+        self.unreadable = Unreadable()
+        self.progress = Progress(sys.stderr)
+        self.start = time.perf_counter()
+
+    def error(self, text: str) -> None:
+        self.progress.clear()
+        print(f"filtex: {text}", file=sys.stderr)
+
+    def read(self, source: str) -> None:
+        """Every record of one input, a batch at a time."""
+        shown = "<stdin>" if source == "-" else source
+        try:
+            records = read_records(source, self.args.format)
+            first = next(records, None)
+        except (OSError, ValueError) as error:
+            self.error(f"{shown}: {_why(error)}")
+            self.failed = True
+            return
+        if first is None:
+            return
+        fmt = self.args.format or ("amqp" if first.position.startswith("frame") else "jsonl")
+        if not self.use_format(fmt, shown):
+            return
+        batches = _batches(chain((first,), records))
+        while True:
+            try:
+                batch = next(batches, None)
+            except OSError as error:
+                self.error(f"{shown}: {_why(error)}")
+                self.failed = True
+                return
+            if batch is None:
+                return
+            messages = list(map(_MESSAGE, batch))
+            stop = False
+            if None in messages:
+                batch, stop = self.readable(batch, shown)
+                messages = list(map(_MESSAGE, batch))
+            if messages:
+                self.evaluate(batch, messages)
+            if stop:
+                raise _Stop
+
+    def use_format(self, fmt: str, shown: str) -> bool:
+        """Outputs hold one format, the first input's: a later input of the
+        other format cannot be copied byte for byte, so it is skipped."""
+        if not self.writing:
+            return True
+        if self.output_format is None:
+            buffer = getattr(sys.stdout, "buffer", None)
+            stdout = any(sub.output is buffer for sub in self.subscriptions)
+            if fmt == "amqp" and stdout and sys.stdout.isatty():
+                raise CommandError("not writing framed AMQP messages to a terminal: use "
+                                   "-o FILE or --count")
+            self.output_format = fmt
+            return True
+        if fmt != self.output_format:
+            self.error(f"{shown}: skipped: its messages are {fmt}, the output is "
+                       f"{self.output_format} (messages are copied as they are)")
+            self.failed = True
+            return False
+        return True
+
+    def readable(self, batch: list, shown: str) -> tuple[list, bool]:
+        """The batch without its unreadable records, each reported; with
+        ``--strict``, the records before the first one, and stop."""
+        kept = []
+        for record in batch:
+            if record.message is not None:
+                kept.append(record)
+                continue
+            self.unreadable.add(f"{shown}: {record.position}", record.error, sys.stderr,
+                                self.progress.clear)
+            if self.args.strict:
+                print("filtex: --strict: stopping at the first unreadable record",
+                      file=sys.stderr)
+                return kept, True
+        return kept, False
+
+    def evaluate(self, batch: list, messages: list) -> None:
+        """Every subscription over one batch: the per-message work is the
+        generated function called by ``map``; counting is ``list.count``."""
+        count = len(messages)
+        self.messages += count
+        invert = self.args.invert
+        raws = None
+        clock = time.perf_counter
+        for sub in self.subscriptions:
+            started = clock()
+            results = list(map(sub.evaluate, messages))
+            sub.seconds += clock() - started
+            sub.evaluated += count
+            sub.matched += results.count(True)
+            unknown = results.count(None)
+            if unknown:
+                sub.unknown += unknown
+                sub.note_unknown(results, messages)
+            if sub.output is not None:
+                if raws is None:
+                    raws = list(map(_RAW, batch))
+                selected = compress(raws, map(not_, results) if invert else results)
+                self.write(sub.output, selected)
+        if self.progress.enabled:
+            self.progress.update(self.messages, sum(s.matched for s in self.subscriptions),
+                                 sum(s.unknown for s in self.subscriptions))
+
+    def write(self, stream: Any, raws: Iterator[bytes]) -> None:
+        """Records as they were read: one write a batch."""
+        if self.output_format == "amqp":
+            parts = []
+            for raw in raws:
+                parts.append(_SIZE(len(raw)))
+                parts.append(raw)
+            if parts:
+                stream.write(b"".join(parts))
+        else:
+            lines = list(raws)
+            if lines:
+                lines.append(b"")
+                stream.write(b"\n".join(lines))
+
+    def finish(self) -> int:
+        """The counts (``--count``), the report on stderr, the exit code."""
+        self.progress.clear()
+        seconds = time.perf_counter() - self.start
+        args = self.args
+        if args.count:
+            print(counts_table(self.subscriptions))
+            sys.stdout.flush()
+        final_report(self.subscriptions, self.unreadable, self.messages, seconds, sys.stderr,
+                     throughput=args.count or self.progress.enabled)
+        if self.failed:
+            return BAD
+        if not args.count:
+            return OK
+        selected = sum(s.not_matched + s.unknown if args.invert else s.matched
+                       for s in self.subscriptions)
+        return OK if selected else NO_MATCH
+
+
+def _batches(records: Iterator) -> Iterator[list]:
+    while True:
+        batch = list(islice(records, BATCH))
+        if not batch:
+            return
+        yield batch
+
+
+def _why(error: BaseException) -> str:
+    if isinstance(error, OSError):
+        return f"cannot read: {error.strerror or error}"
+    return str(error)

@@ -1,0 +1,116 @@
+"""What ``filtex match`` counts, and how it reports it: a subscription's
+tally, the unreadable records, the counts table and the end-of-run report."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any, TextIO
+
+SHOWN_UNREADABLE = 20
+"""Unreadable records reported one by one as they are met; the rest are
+counted and summed up at the end by reason."""
+TOP_REASONS = 5
+
+
+class Subscription:
+    """One filter of a run and its counts. ``reasons`` tallies why results
+    were unknown, for the first ``sample`` unknown results only: a reason
+    costs a second evaluation of the message (``Filter.outcome``)."""
+
+    __slots__ = ("name", "filter", "evaluate", "output", "evaluated", "matched", "unknown",
+                 "seconds", "reasons", "sample")
+
+    def __init__(self, name: str, flt: Any, sample: int) -> None:
+        self.name = name
+        self.filter = flt
+        self.evaluate = flt.evaluate
+        self.output: Any = None   # the binary stream its messages are written to
+        self.evaluated = self.matched = self.unknown = 0
+        self.seconds = 0.0        # spent evaluating (reading excluded)
+        self.reasons: Counter = Counter()
+        self.sample = sample
+
+    @property
+    def not_matched(self) -> int:
+        return self.evaluated - self.matched - self.unknown
+
+    def note_unknown(self, results: list, messages: list) -> None:
+        """Tally the reasons of this batch's unknown results while the sample
+        lasts (``results.index`` finds them without a Python loop)."""
+        sampled = sum(self.reasons.values())
+        at = -1
+        while sampled < self.sample:
+            try:
+                at = results.index(None, at + 1)
+            except ValueError:
+                return
+            reason = self.filter.outcome(messages[at]).reason or "unknown"
+            self.reasons[reason] += 1
+            sampled += 1
+
+
+class Unreadable:
+    """Records that could not be read: the first few shown with their
+    position as they come, all of them counted by reason."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.reasons: Counter = Counter()
+
+    def add(self, where: str, reason: str, stream: TextIO, clear: Any = None) -> None:
+        self.count += 1
+        self.reasons[_general(reason)] += 1
+        if self.count <= SHOWN_UNREADABLE:
+            if clear is not None:
+                clear()
+            print(f"filtex: {where}: {reason}", file=stream)
+            if self.count == SHOWN_UNREADABLE:
+                print("filtex: further unreadable records are counted, not shown",
+                      file=stream)
+
+
+def _general(reason: str) -> str:
+    """A reason without the positions that make each one unique (JSON's
+    ``line 1 column 5 (char 4)``, byte offsets, sizes), to count alike ones."""
+    reason = re.sub(r": line \d+ column \d+ \(char \d+\)", "", reason)
+    return re.sub(r"\d+", "N", reason)
+
+
+def counts_table(subscriptions: list[Subscription]) -> str:
+    """Per subscription: matched, not matched, unknown, and evaluations per
+    second of evaluation time."""
+    rows = [("subscription", "matched", "not matched", "unknown", "msgs/s")]
+    for sub in subscriptions:
+        rate = f"{sub.evaluated / sub.seconds:,.0f}" if sub.seconds > 0 else "-"
+        rows.append((sub.name, f"{sub.matched:,}", f"{sub.not_matched:,}",
+                     f"{sub.unknown:,}", rate))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    return "\n".join(f"{row[0]:<{widths[0]}}  " + "  ".join(
+        f"{cell:>{width}}" for cell, width in zip(row[1:], widths[1:])) for row in rows)
+
+
+def final_report(subscriptions: list[Subscription], unreadable: Unreadable, messages: int,
+                 seconds: float, stream: TextIO, throughput: bool) -> None:
+    """The end of a run on stderr: unknown results with their most frequent
+    reasons, unreadable records by reason, and (``throughput``) the rates."""
+    for sub in subscriptions:
+        if not sub.unknown:
+            continue
+        sampled = sum(sub.reasons.values())
+        scope = ("" if sampled >= sub.unknown else
+                 f"; reasons of the first {sampled:,}" if sampled else "; reasons not sampled")
+        print(f"filtex: {sub.name}: {sub.unknown:,} unknown result"
+              f"{'s' if sub.unknown != 1 else ''} (not delivered){scope}:", file=stream)
+        for reason, count in sub.reasons.most_common(TOP_REASONS):
+            print(f"  {count:>8,}  {reason}", file=stream)
+        if len(sub.reasons) > TOP_REASONS:
+            print(f"  ({len(sub.reasons) - TOP_REASONS} other reasons)", file=stream)
+    if unreadable.count:
+        print(f"filtex: {unreadable.count:,} unreadable record"
+              f"{'s' if unreadable.count != 1 else ''} skipped:", file=stream)
+        for reason, count in unreadable.reasons.most_common(TOP_REASONS):
+            print(f"  {count:>8,}  {reason}", file=stream)
+    if throughput:
+        rate = messages / seconds if seconds > 0 else 0.0
+        print(f"filtex: {messages:,} messages in {seconds:.2f} s: {rate:,.0f} msgs/s, "
+              f"{rate * len(subscriptions):,.0f} subscription-evaluations/s", file=stream)
