@@ -92,6 +92,7 @@ def _locate(b: bytes) -> dict[int, Any]:
     encodings sections use; anything else is the complete decoder's job."""
     found: dict[int, Any] = {}
     pos, last, n = 0, -1, len(b)
+    ranks, allowed, skip = _RANKS, _ALLOWED, _SKIP
     try:
         while pos < n:
             if b[pos + 1] != 0x53 or b[pos]:
@@ -99,11 +100,11 @@ def _locate(b: bytes) -> dict[int, Any]:
             code = b[pos + 2]
             at = pos + 3
             c = b[at]
-            rank = _RANKS[code]
+            rank = ranks[code]
             if (rank <= last and not (rank == last and code in found and (
-                    code == 0x76 or code == 0x75))) or not _ALLOWED[code][c]:
+                    code == 0x76 or code == 0x75))) or not allowed[code][c]:
                 return _locate_slowly(b)   # out of order, unknown, or the wrong encoding
-            size = _SKIP[c]
+            size = skip[c]
             if size > 0:
                 pos = at + size
             elif size == 0:
