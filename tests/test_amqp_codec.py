@@ -22,6 +22,7 @@ from proton import (Array, Data, Described, byte, char, decimal32, decimal64,
 from proton import Message as ProtonMessage
 
 from filtex import Message, message_from_json
+from filtex.message import Body
 from filtex.amqp import DecodeError, decode_message, decode_value, locate_sections
 from filtex.amqp.codec import MAX_DEPTH
 
@@ -42,6 +43,8 @@ def same(got, want) -> bool:
     if isinstance(got, Array):
         return (got.type == want.type and same(got.descriptor, want.descriptor)
                 and same(list(got.elements), list(want.elements)))
+    if isinstance(got, Body):
+        return got.kind == want.kind and same(list(got.sections), list(want.sections))
     return got == want
 
 

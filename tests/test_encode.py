@@ -21,46 +21,21 @@ from proton import (Array, Data, Described, byte, char, decimal32, decimal64, de
                     float32, int32, short, symbol, timestamp, ubyte, uint, ulong, ushort)
 from proton import Message as ProtonMessage
 
-import filtex
 from filtex import FilterError, Message, message_from_json
 from filtex.amqp import codec
 from filtex.amqp.encode import decode_body, encode_message
-from filtex.amqp.encoded import EncodedMessage
 from filtex.message import HEADER_FIELDS, PROPERTIES_FIELDS, SECTIONS, Body
 from filtex.runtime.values import encode_decimal
 from filtex.typed_json import message_to_json, value_to_json
 
 from conformance_cases import load_cases
+from test_amqp_codec import same
 
 CASES = load_cases()
 MESSAGES = [pytest.param(case["message"], id=name) for name, case in CASES if "message" in case]
-CASES_WITH_FILTERS = [pytest.param(case, id=name) for name, case in CASES
-                      if case["expect"] != "invalid" and "message" in case]
 
 
 # --- exact comparison -------------------------------------------------------------
-
-def same(got, want) -> bool:
-    """Equal value AND equal class, all the way down (ubyte(1) == 1 in Python); NaN
-    equals NaN."""
-    if type(got) is not type(want):
-        return False
-    if isinstance(got, float) and math.isnan(want):
-        return math.isnan(got)
-    if isinstance(got, list):
-        return len(got) == len(want) and all(map(same, got, want))
-    if isinstance(got, dict):
-        return len(got) == len(want) and all(
-            any(same(k, k2) and same(v, want[k2]) for k2 in want) for k, v in got.items())
-    if isinstance(got, Described):
-        return same(got.descriptor, want.descriptor) and same(got.value, want.value)
-    if isinstance(got, Array):
-        return (got.type == want.type and same(got.descriptor, want.descriptor)
-                and same(list(got.elements), list(want.elements)))
-    if isinstance(got, Body):
-        return got.kind == want.kind and same(list(got.sections), list(want.sections))
-    return got == want
-
 
 def same_message(got: Message, want: Message) -> bool:
     return (all(same(dict(getattr(got, n)), dict(getattr(want, n))) for n in SECTIONS)
@@ -114,34 +89,6 @@ def test_conformance_message_typed_json_round_trip(obj):
     message = message_from_json(obj)
     text = json.dumps(message_to_json(message), allow_nan=False)
     assert same_message(message_from_json(json.loads(text)), message)
-
-
-def compile_case(case: dict) -> filtex.Filter:
-    spec, dialect = case["filter"], case["dialect"]
-    if "sql" in spec:
-        return filtex.compile_sql(spec["sql"], dialect)
-    if "set" in spec:
-        return filtex.compile_filter_set(spec["set"], dialect)
-    return filtex.compile_filter(spec, dialect)
-
-
-def test_cases_agree_on_encoded_messages():
-    """Every case with a filter (SQL, described, set): the filter gives the same
-    result on the encoded bytes (read in place) as on the Message, and a reason
-    exactly when it does."""
-    disagree = []
-    for param in CASES_WITH_FILTERS:
-        case = param.values[0]
-        flt = compile_case(case)
-        message = message_from_json(case["message"])
-        receiver = case["message"].get("receiving-connection")
-        want = flt.outcome(message, receiver)
-        got = flt.outcome(EncodedMessage(encode_message(message), connection=message.connection),
-                          receiver)
-        if got.result is not want.result or (got.reason is None) != (want.reason is None):
-            disagree.append((param.id, want, got))
-    assert not disagree, disagree[:10]
-    assert sum("sql" in p.values[0]["filter"] for p in CASES_WITH_FILTERS) > 2000
 
 
 # --- the bytes ------------------------------------------------------------------------

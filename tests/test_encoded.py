@@ -7,19 +7,18 @@ itself checked against proton in test_amqp_codec.py.
 """
 from __future__ import annotations
 
-import math
 import struct
 
 import proton
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from proton import Described, symbol, timestamp, ubyte, uint, ulong
+from proton import symbol, timestamp, ubyte, uint, ulong
 
 import filtex
 from filtex import Message
 from filtex.amqp import decode_value
-from filtex.amqp.encoded import EncodedMap, EncodedMessage
+from filtex.amqp.encoded import EncodedMessage
 from filtex.proton_message import ProtonMessage
 
 from test_amqp_codec import ROUND_TRIP, SMALL_FORMS, h, proton_encode, same
