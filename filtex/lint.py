@@ -32,7 +32,7 @@ from proton import timestamp, ubyte, uint, ulong
 from .errors import EvaluationFailure, line_and_column
 from .filter import Filter
 from .runtime import ops
-from .runtime.patterns import PatternError, _segments
+from .runtime.patterns import PatternError, segments_of
 from .runtime.values import BINARY, STRING, TIMESTAMP, UUID, kind_of
 from .sql import ast
 from .sql.render import to_sql
@@ -539,7 +539,7 @@ class _Analysis:
         """A pattern with no wildcard, or nothing but ``%`` (one written with an
         ESCAPE shows its author knows the wildcards: not flagged)."""
         try:
-            segments = _segments(pattern.value, None, self.dialect.semantics.like_escapes)
+            segments = segments_of(pattern.value, None, self.dialect.semantics.like_escapes)
         except PatternError:
             return
         operand = to_sql(node.operand)

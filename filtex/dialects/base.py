@@ -72,7 +72,7 @@ class Semantics:
     null_view = False              # IS NULL tests the value as read
     inline_arithmetic = True       # int and float arithmetic inline (else the runtime's)
     like_escapes = "escape-any"    # the escape escapes any character ("escape-wildcards":
-    #                                only _, % and itself; see like._segments)
+    #                                only _, % and itself; see patterns.segments_of)
     non_boolean_condition = None   # (lenient dialects) what a non-boolean condition is
     float_order = "ieee"           # "total": NaN and -0.0 order as Java's Double.compareTo
     string_concatenation = True    # string + string (jms: string + anything) makes a string

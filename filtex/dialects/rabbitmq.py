@@ -15,7 +15,7 @@ from proton import char, symbol
 
 from .. import runtime
 from ..errors import FilterError
-from ..runtime.patterns import PatternError, _segments, compile_like
+from ..runtime.patterns import PatternError, segments_of, compile_like
 from ..described.property import FIELD_TYPES, draft_modifier, fits, string_refs, string_rule
 from ..runtime.values import BINARY, BOOL, FLOAT, INT, STRING, TIMESTAMP, UUID, double_value, exact, kind_of
 from .base import FUNCTION_ARITY, Dialect, Lenient
@@ -156,7 +156,7 @@ class RabbitMQ(Lenient):
     def like_bytes(subject: bytes, pattern: str, escape: str | None, negated: bool) -> bool | None:
         """A binary subject: patterns with no ``_`` and at most one ``%`` match its
         bytes; any other pattern needs it to be UTF-8 text (else unknown)."""
-        segments = _segments(pattern, escape)
+        segments = segments_of(pattern, escape)
         if len(segments) <= 2 and all(None not in seg for seg in segments):
             parts = ["".join(seg).encode("utf-8", "surrogatepass") for seg in segments]
             if len(parts) == 1:

@@ -581,7 +581,7 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
         plain string tests for patterns with at most one ``%`` (and ``%x%``), a
         precompiled linear matcher otherwise."""
         mode = self.semantics.like_escapes
-        segments = like_module._segments(pattern, escape, mode)
+        segments = like_module.segments_of(pattern, escape, mode)
         if len(segments) == 3 and not segments[0] and not segments[2] \
                 and segments[1] and None not in segments[1]:
             return f"{self.const(''.join(segments[1]))} in {subject}"  # type: ignore[arg-type]

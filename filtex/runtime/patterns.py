@@ -37,7 +37,7 @@ class PatternError(ValueError):
     """A pattern/escape pair that cannot be a LIKE pattern."""
 
 
-def _segments(pattern: str, escape: str | None,
+def segments_of(pattern: str, escape: str | None,
               mode: str = "escape-any") -> list[list[str | None]]:
     """The pattern as segments between ``%``; in a segment ``None`` is ``_``.
 
@@ -169,7 +169,7 @@ def _finder(segment: Segment) -> Finder:
 
 
 def _compile(pattern: str, escape: str | None, mode: str) -> Callable[[str], bool]:
-    segments = _segments(pattern, escape, mode)
+    segments = segments_of(pattern, escape, mode)
     plain = [None not in seg for seg in segments]
     texts = ["".join(seg) if ok else None for seg, ok in zip(segments, plain)]  # type: ignore
     if len(segments) == 1:
