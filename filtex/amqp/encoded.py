@@ -266,9 +266,14 @@ class EncodedMap(Mapping):
         if at is None:
             if not self._left:
                 return default
-            at = self._offset(raw)
+            try:
+                at = self._walk(raw)
+            except DecodeError as error:
+                raise _malformed(error) from None
             if at is None:
-                return default
+                at = self._index.get(raw)   # after a complete reading
+                if at is None:
+                    return default
         if at < 0:
             return self._values[raw]
         b = self._b
