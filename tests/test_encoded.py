@@ -269,3 +269,35 @@ def test_mutated_messages_only_ever_give_an_outcome(flips, cut):
         assert outcome.result in (True, False, None)
         if outcome.result is None and outcome.reason.startswith("malformed"):
             assert "byte offset" in outcome.reason
+
+
+def encoded_with(entries: int, value_size: int = 4, nesting: int = 0) -> bytes:
+    text = str8 if value_size < 256 else str32
+    body = map32([(str8(f"k{i}"), text("v" * value_size)) for i in range(entries)])
+    value = b"\x40"
+    for _ in range(nesting):
+        value = b"\xc0" + bytes([len(value) + 1, 1]) + value if len(value) < 250 else \
+            b"\xd0" + struct.pack(">II", len(value) + 4, 1) + value
+    return (section(0x73, h("c0 03 01 a1 00")) + section(0x74, body)
+            + section(0x77, value))
+
+
+@pytest.mark.parametrize("what,make", [
+    ("entries walked", lambda n: encoded_with(n)),
+    ("long values skipped", lambda n: encoded_with(10, value_size=n)),
+])
+def test_reading_encoded_messages_is_linear(what, make):
+    """Time at 10n over time at n stays far below quadratic (about 10 is linear)."""
+    from timing import growth
+    f = filtex.compile_sql("absent = 1 OR p.subject = 'x'")   # walks the whole map
+
+    def operation(n: int):
+        data = make(n)
+        return lambda: f.evaluate(data)
+    assert growth(operation, 2_000) < 30, what
+
+
+def test_deep_bodies_are_refused_with_a_reason_not_a_crash():
+    f = filtex.compile_sql("amqp_value[0][0] IS NULL")
+    outcome = f.outcome(encoded_with(1, nesting=500))
+    assert outcome.result is None and "nested" in outcome.reason
