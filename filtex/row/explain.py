@@ -181,9 +181,11 @@ class Explainer:
                 children=children, condition=isinstance(node, ast.PREDICATE_NODES),
                 kind_reference=isinstance(node, _REFERENCES))
         root = built[id(_unscoped(tree))]
-        if reason is not None and root.reason is None and not any(
-                n.reason for n in root.walk()):
-            root = Explanation(root.text, None, False, reason, root.children, root.condition)
+        if reason is not None and root.reason is None:
+            # the filter's result is unknown; the failure shows where it happened
+            attributed = any(n.reason for n in root.walk())
+            root = Explanation(root.text, None, True, None if attributed else reason,
+                               root.children, root.condition, root.kind_reference)
         return root
 
 
