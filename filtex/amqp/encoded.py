@@ -61,6 +61,8 @@ _FAST_READ.update({
     0xa3: lambda b, p: symbol(str(b[p + 2:p + 2 + b[p + 1]], "ascii")),
     0xa0: lambda b, p: b[p + 2:p + 2 + b[p + 1]]})
 
+_MISSING = object()
+
 _MAP_KEYS = {   # a map section's key constructors: str8/str32, or sym8/sym32 and ulongs
     codec.APPLICATION_PROPERTIES: ((0xa1, 0xb1), "string"),
     codec.DELIVERY_ANNOTATIONS: ((0xa3, 0xb3), "symbol or ulong"),
@@ -156,7 +158,7 @@ class EncodedMap(Mapping):
     def __init__(self, b: bytes, at: int, end: int, code: int) -> None:
         self._b, self._end, self._code = b, end, code
         self._index: dict[Any, int] = {}
-        self._values: dict[Any, Any] = {}   # values decoded by the complete decoder
+        self._values: dict[Any, Any] = {}   # the values decoded so far
         self._pos, self._left = at, -1   # -1: the map's count not read yet
 
     def _walk(self, wanted: Any) -> Any:
@@ -255,6 +257,9 @@ class EncodedMap(Mapping):
         return at
 
     def get(self, key: Any, default: Any = None) -> Any:
+        """The value of ``key``: decoded on its first read, then kept, so every
+        later filter on the same message (another subscription) reads it for a
+        dictionary lookup."""
         if type(key) is str:
             try:
                 raw: Any = key.encode()
@@ -262,6 +267,9 @@ class EncodedMap(Mapping):
                 return default
         else:
             raw = self._raw(key)
+        value = self._values.get(raw, _MISSING)
+        if value is not _MISSING:
+            return value
         at = self._index.get(raw)
         if at is None:
             if not self._left:
@@ -279,16 +287,14 @@ class EncodedMap(Mapping):
         b = self._b
         read = _FAST_READ.get(b[at])
         try:
-            if read is not None:
-                return read(b, at)
-            value = self._values[raw] = _decode(b, at, self._end)
-            self._index[raw] = -1
-            return value
+            value = read(b, at) if read is not None else _decode(b, at, self._end)
         except UnicodeDecodeError as exc:
             raise _malformed(DecodeError(f"invalid UTF-8 in a string: {exc.reason}", at)) \
                 from None
         except DecodeError as error:
             raise _malformed(error) from None
+        self._values[raw] = value
+        return value
 
     def __contains__(self, key: Any) -> bool:
         return self._offset(self._raw(key)) is not None
@@ -325,13 +331,14 @@ class EncodedFields(Mapping):
     are absent."""
 
     __slots__ = ("_b", "_at", "_end", "_names", "_numbers", "_offsets", "_pos", "_count",
-                 "_decoded")
+                 "_decoded", "_values")
 
     def __init__(self, b: bytes, at: int, end: int, names: tuple[str, ...]) -> None:
         self._b, self._at, self._end, self._names = b, at, end, names
         self._numbers = _FIELD_NUMBERS[names]
         self._offsets: list[int] = []
         self._decoded: dict[str, Any] | None = None
+        self._values: dict[str, Any] = {}   # the fields read so far (None: absent)
         c = b[at]
         if c == 0x45:
             self._count, self._pos = 0, at + 1
@@ -380,6 +387,13 @@ class EncodedFields(Mapping):
         return offsets[i]
 
     def get(self, name: Any, default: Any = None) -> Any:
+        value = self._values.get(name, _MISSING)
+        if value is _MISSING:
+            value = self._values[name] = self._read(name)
+        return default if value is None else value
+
+    def _read(self, name: Any) -> Any:
+        default = None
         try:
             if self._decoded is not None:
                 return self._decoded.get(name, default)
