@@ -68,8 +68,12 @@ def test_every_value_form_reads_as_the_decoder_reads_it(encoded, layout):
     if len(b"".join(k + v for k, v in entries)) > 250:
         maker = map32
     message = section(0x74, maker(entries))
-    got = EncodedMessage(message)._filtex_application_properties.get("k")
+    props = EncodedMessage(message)._filtex_application_properties
+    got = props.get("k")
     assert same(got, expected), (got, expected)
+    # read again (kept once decoded), by a symbol key too, and as a mapping
+    assert same(props.get("k"), expected) and same(props.get(symbol("k")), expected)
+    assert "k" in props and same(props["k"], expected) and props.get("absent", 7) == 7
     present = filtex.compile_sql("EXISTS(k)").evaluate(message)
     assert present is True
     assert filtex.compile_sql("k IS NULL").evaluate(message) is (expected is None)

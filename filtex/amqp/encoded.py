@@ -153,10 +153,10 @@ class EncodedMap(Mapping):
     it finds its own: a filter that reads two keys walks the map at most once,
     and stops early when it can. Values are decoded when asked for."""
 
-    __slots__ = ("_b", "_end", "_code", "_index", "_values", "_pos", "_left")
+    __slots__ = ("_b", "_start", "_end", "_code", "_index", "_values", "_pos", "_left")
 
     def __init__(self, b: bytes, at: int, end: int, code: int) -> None:
-        self._b, self._end, self._code = b, end, code
+        self._b, self._start, self._end, self._code = b, at, end, code
         self._index: dict[Any, int] = {}
         self._values: dict[Any, Any] = {}   # the values decoded so far
         self._pos, self._left = at, -1   # -1: the map's count not read yet
@@ -215,18 +215,15 @@ class EncodedMap(Mapping):
     def _walk_slowly(self) -> Any:
         """Every irregular map: the complete decoder says what is wrong, or
         (for an encoding the tight path does not know) reads it whole."""
-        start = self._pos if self._left < 0 else None
-        if start is None:   # the walk had begun: find the map again
-            raise DecodeError("map entries do not match the map's encoding", self._pos)
+        start = self._start
         decoded = _decode(self._b, start, self._end)
         keys = (str,) if self._code == codec.APPLICATION_PROPERTIES else (symbol, ulong)
         section = codec._NAMES[self._code].replace("_", "-")
         codec._keyed(decoded, keys, section, start)   # raises on a bad key
         index: dict[Any, int] = {}
         for key, value in decoded.items():
-            raw = key if type(key) is ulong else key.encode("utf-8")
-            index[raw] = -1
-            self._values[raw] = value
+            index[key if type(key) is ulong else key.encode("utf-8")] = -1
+            self._values[key] = value
         self._index, self._left = index, 0
         return None
 
@@ -257,19 +254,25 @@ class EncodedMap(Mapping):
         return at
 
     def get(self, key: Any, default: Any = None) -> Any:
-        """The value of ``key``: decoded on its first read, then kept, so every
-        later filter on the same message (another subscription) reads it for a
-        dictionary lookup."""
-        if type(key) is str:
+        """The value of ``key``: decoded on its first read, then kept under the
+        key as asked, so every later filter on the same message (another
+        subscription) reads it for one dictionary lookup."""
+        cls = type(key)
+        if cls is str or cls is symbol:
+            value = self._values.get(key, _MISSING)
+            if value is not _MISSING:
+                return value
             try:
                 raw: Any = key.encode()
             except UnicodeEncodeError:
                 return default
-        else:
-            raw = self._raw(key)
-        value = self._values.get(raw, _MISSING)
-        if value is not _MISSING:
-            return value
+        else:   # a ulong key (annotations): kept under the ulong
+            key = raw = self._raw(key)
+            if raw is None:
+                return default
+            value = self._values.get(raw, _MISSING)
+            if value is not _MISSING:
+                return value
         at = self._index.get(raw)
         if at is None:
             if not self._left:
@@ -282,8 +285,8 @@ class EncodedMap(Mapping):
                 at = self._index.get(raw)   # after a complete reading
                 if at is None:
                     return default
-        if at < 0:
-            return self._values[raw]
+        if at < 0:   # decoded whole: kept under the decoded keys
+            return self._values.get(key, default)
         b = self._b
         read = _FAST_READ.get(b[at])
         try:
@@ -293,7 +296,7 @@ class EncodedMap(Mapping):
                 from None
         except DecodeError as error:
             raise _malformed(error) from None
-        self._values[raw] = value
+        self._values[key] = value
         return value
 
     def __contains__(self, key: Any) -> bool:
