@@ -18,8 +18,11 @@ class Filter:
     """A filter compiled to Python functions.
 
     ``evaluate(message)`` returns True, False or None (unknown; the message is
-    not delivered). ``matches(message)`` returns a plain bool. ``outcome``
-    also tells why evaluation failed. ``source`` is the generated Python.
+    not delivered) for a ``filtex.Message``, AMQP-encoded bytes or a
+    ``proton.Message`` (``filtex.forms``; anything else is a TypeError).
+    ``matches(message)`` returns a plain bool. ``outcome`` also tells why a
+    result is unknown; ``explain`` shows every sub-expression's value.
+    ``source`` is the generated Python.
     ``evaluate`` and ``matches`` are the generated functions themselves: a
     call is one call, no wrapper.
     """
