@@ -109,6 +109,10 @@ class ProtonMessage:
         self.message = message
         self._filtex_connection = connection
 
+    @property
+    def connection(self) -> Any:
+        return self._filtex_connection
+
     def __getattr__(self, name: str) -> Any:
         """A protocol attribute read for the first time: build, then keep."""
         read = _READERS.get(name)

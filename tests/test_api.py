@@ -258,3 +258,32 @@ def test_evaluate_and_matches_document_their_public_signature():
         assert str(inspect.signature(fn)) == "(message, receiving_connection=None)"
         assert fn.__doc__ and "_mode" not in fn.__doc__
     assert f.outcome.__doc__
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    ({"header": {"delivery_count": 1}}, ValueError, "'delivery-count'"),
+    ({"properties": {"Subject": "s"}}, ValueError, "the properties fields are"),
+    ({"header": [("priority", 1)]}, TypeError, "must be a mapping"),
+    ({"application_properties": "a=1"}, TypeError, "must be a mapping"),
+    ({"body": filtex.Body("amqp-text", ("x",))}, ValueError, "body kind"),
+    ({"body": filtex.Body("amqp-sequence", ("not a list",))}, TypeError, "lists"),
+    ({"body": filtex.Body("data", ("text",))}, TypeError, "bytes"),
+])
+def test_a_message_refuses_what_filters_could_never_read(kwargs, error, words):
+    with pytest.raises(error, match=words):
+        Message(**kwargs)
+
+
+def test_bodies_and_views():
+    assert Message(body=5).body == filtex.Body.value(5)
+    f = filtex.compile_sql("amqp_sequence[1] = 2")
+    assert f.evaluate(Message(body=filtex.Body.sequence([1], [2]))) is True
+    import proton
+    received = proton.Message(properties={"a": 1})
+    view = filtex.view(received, connection="c")
+    assert view.connection == "c" and view.message is received
+    no_local = filtex.compile_filter(("apache.org:no-local-filter:list", []))
+    assert no_local.evaluate(view, receiving_connection="c") is False
+    assert no_local.evaluate(view, receiving_connection="d") is True
+    message = Message()
+    assert filtex.view(message) is message
