@@ -12,11 +12,14 @@ Reading streams the input in large chunks and never raises for a bad record:
 each record comes as a ``Record`` with its position, raw bytes and either the
 message or the reason it is unreadable, so a command can report and go on. A
 frame that cannot be framed (larger than ``max_frame``, or cut short) ends its
-input: nothing after it can be found again. ``read_messages`` is the simple
+input: nothing after it can be found again, so its record is ``fatal``.
+A JSON line's ``raw`` is its exact bytes (a CRLF line keeps its ``\r``), so
+``write_record`` copies a file byte for byte. ``read_messages`` is the simple
 API: the messages, or a ``ValueError`` at the first bad record.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import struct
@@ -34,33 +37,36 @@ MAX_FRAME = 64 << 20
 
 _SIZE = struct.Struct(">I")
 _WHITESPACE = b" \t\r\n"
+_BOM = b"\xef\xbb\xbf"
+_NOT_READ = "; the rest of the input is not read"
 
 
 class Record(NamedTuple):
     """One record of a message file.
 
     ``position``: ``line 12`` or ``frame 7 at byte 1234``; ``raw``: the line
-    without its newline, or the frame without its size; ``message``: a
-    ``filtex.Message`` (jsonl) or ``EncodedMessage`` (amqp), None when
-    unreadable; ``error``: None, or a short reason naming the problem.
+    without its ``\n`` (a ``\r`` kept), or the frame without its size;
+    ``message``: a ``filtex.Message`` (jsonl) or ``EncodedMessage`` (amqp),
+    None when unreadable; ``error``: None, or a short reason naming the
+    problem; ``fatal``: True on the framing error after which the input is not
+    read any further (frames cannot be found again), else False.
     """
     position: str
     raw: bytes
     message: Any
     error: str | None
+    fatal: bool
 
 
 def detect_format(head: bytes) -> str:
-    """``jsonl`` or ``amqp`` from the first bytes of an input: a JSON object
-    starts with ``{``; a frame's message starts, after the 4-byte size, with a
-    described section (``0x00`` and a ``smallulong`` or ``sym8`` descriptor)."""
-    stripped = head.lstrip(_WHITESPACE)
-    if stripped[:1] == b"{":
-        return "jsonl"
-    if head[4:6] in (b"\x00S", b"\x00\xa3"):
-        return "amqp"
-    raise ValueError(f"the input is neither JSON lines nor framed AMQP messages "
-                     f"(it starts {bytes(head[:8])!r})")
+    """``amqp`` or ``jsonl`` from the first byte of a non-empty input: a first
+    byte 0x00 is the high byte of a frame size (below 16 MiB), which no text
+    starts with; anything else is JSON lines, so one bad first line is an
+    error record, not a refused file. An empty input has no format
+    (``ValueError``)."""
+    if not head:
+        raise ValueError("an empty input has no format")
+    return "amqp" if head[0] == 0 else "jsonl"
 
 
 @contextmanager
@@ -68,6 +74,8 @@ def _opened(source: Any) -> Iterator[IO[bytes]]:
     """A binary stream of ``source``: a path, ``-`` (stdin) or a binary file
     object (not closed here: its owner closes it)."""
     if source == "-":
+        if sys.stdin is None:   # Python's stdin when fd 0 is closed (``<&-``)
+            raise OSError(errno.EBADF, "stdin is closed")
         yield sys.stdin.buffer
     elif isinstance(source, (str, os.PathLike)):
         with open(source, "rb") as stream:
@@ -97,28 +105,28 @@ def read_records(source: Any, format: str | None = None, *,
     stdin) in ``format`` (detected from the first bytes when None).
 
     A bad record is a ``Record`` with an ``error``, never an exception: an
-    unparsable line, and reading goes on; a frame longer than ``max_frame``
-    bytes or past the end of the input, and reading stops. ``max_frame`` also
-    bounds a line (an over-long line is an error record, skipped). Input in
-    neither format is a ``ValueError`` (from the first ``next``).
+    unparsable line or an empty frame, and reading goes on; a frame longer
+    than ``max_frame`` bytes or past the end of the input, and reading stops
+    (that record is ``fatal``). ``max_frame`` also bounds a line (an over-long
+    line is an error record, skipped). An empty input has no records; a
+    closed stdin is an ``OSError`` (from the first ``next``).
     """
     if format is not None and format not in FORMATS:
         raise ValueError(f"format is one of {', '.join(FORMATS)}, not {format!r}")
     with _opened(source) as stream:
         head = _read(stream, CHUNK)
         if format is None:
-            while True:   # enough bytes to tell: a '{', or six bytes after blanks
-                stripped = head.lstrip(_WHITESPACE)
-                if stripped[:1] == b"{" or (stripped and len(head) >= 6):
-                    break
+            if not head:
+                return   # an empty input holds no records, and has no format
+            format = detect_format(head)
+        if format == "jsonl":
+            while len(head) < 3 and _BOM.startswith(head):   # a BOM split across chunks
                 more = _read(stream, CHUNK)
                 if not more:
                     break
                 head += more
-            if not head.strip(_WHITESPACE):
-                return   # an empty input holds no records, whatever its format
-            format = detect_format(head)
-        if format == "jsonl":
+            if head.startswith(_BOM):   # skipped: not part of the first line
+                head = head[3:] or _read(stream, CHUNK)
             yield from _lines(stream, head, max_frame)
         else:
             yield from _frames(stream, head, max_frame)
@@ -129,23 +137,25 @@ def _line_record(number: int, raw: bytes) -> Record:
     try:
         obj = json.loads(raw)
     except RecursionError:
-        return Record(position, raw, None, "invalid JSON: nested too deeply")
+        return Record(position, raw, None, "invalid JSON: nested too deeply", False)
     except UnicodeDecodeError as exc:
-        return Record(position, raw, None, f"invalid UTF-8 at byte {exc.start + 1} of the line")
+        return Record(position, raw, None,
+                      f"invalid UTF-8 at byte {exc.start + 1} of the line", False)
     except ValueError as exc:   # json.JSONDecodeError
-        return Record(position, raw, None, f"invalid JSON: {exc}")
+        return Record(position, raw, None, f"invalid JSON: {exc}", False)
     try:
-        return Record(position, raw, message_from_json(obj), None)
+        return Record(position, raw, message_from_json(obj), None, False)
     except (ValueError, TypeError) as exc:   # FilterError is a ValueError
         reason = getattr(exc, "problem", None) or str(exc)
-        return Record(position, raw, None, f"not a message: {reason}")
+        return Record(position, raw, None, f"not a message: {reason}", False)
 
 
 def _lines(stream: IO[bytes], head: bytes, max_line: int) -> Iterator[Record]:
     """JSON lines, a chunk at a time: the chunk split at its newlines, its
     partial last line kept in pieces (joined once) until its newline comes.
     A line longer than ``max_line`` is one error record (holding the line's
-    first bytes) and is skipped to its end."""
+    first bytes) and is skipped to its end. A line's ``raw`` keeps a final
+    ``\r`` (JSON reads it as whitespace) so CRLF files are copied exactly."""
     number = 0
     pending: list[bytes] = []   # the pieces of a line begun in earlier chunks
     pending_size = 0
@@ -164,29 +174,28 @@ def _lines(stream: IO[bytes], head: bytes, max_line: int) -> Iterator[Record]:
                 if skipping:
                     skipping = False
                     continue
-                if line.endswith(b"\r"):
-                    line = line[:-1]
                 if len(line) > max_line:
-                    yield Record(f"line {number}", line[:64], None, too_long)
+                    yield Record(f"line {number}", line[:64], None, too_long, False)
                 elif line.strip(_WHITESPACE):
                     yield _line_record(number, line)
         if tail and not skipping:
             pending.append(tail)
             pending_size += len(tail)
             if pending_size > max_line:
-                yield Record(f"line {number + 1}", b"".join(pending)[:64], None, too_long)
+                yield Record(f"line {number + 1}", b"".join(pending)[:64], None, too_long,
+                             False)
                 pending, pending_size, skipping = [], 0, True
         chunk = _read(stream, CHUNK)
     if pending:   # a last line with no newline
         line = b"".join(pending)
-        line = line[:-1] if line.endswith(b"\r") else line
         if line.strip(_WHITESPACE):
             yield _line_record(number + 1, line)
 
 
 def _frames(stream: IO[bytes], buffer: bytes, max_frame: int) -> Iterator[Record]:
     """Size-prefixed frames. The loop over a chunk is a ``struct`` read and a
-    slice a frame; a frame that straddles chunks is read in pieces joined once."""
+    slice a frame; a frame that straddles chunks is read in pieces joined once.
+    A frame of size 0 holds no message: an error record, and reading goes on."""
     unpack = _SIZE.unpack_from
     new = tuple.__new__   # Record(...) without the keyword-handling __new__
     base = pos = number = size = 0   # base: the input offset of buffer[0]
@@ -200,24 +209,30 @@ def _frames(stream: IO[bytes], buffer: bytes, max_frame: int) -> Iterator[Record
                 break
             number += 1
             raw = buffer[pos + 4:stop]
-            message = EncodedMessage(raw)
-            problem = message.problem   # None, or why its sections cannot be found
+            if size:
+                message = EncodedMessage(raw)
+                problem = message.problem   # None, or why its sections cannot be found
+            else:   # read as a message it would be empty, and match filters
+                problem = "empty frame (size 0): not a message"
             if problem is None:
-                yield new(Record, (f"frame {number} at byte {base + pos}", raw, message, None))
+                yield new(Record, (f"frame {number} at byte {base + pos}", raw, message, None,
+                                   False))
             else:
-                yield new(Record, (f"frame {number} at byte {base + pos}", raw, None, problem))
+                yield new(Record, (f"frame {number} at byte {base + pos}", raw, None, problem,
+                                   False))
             pos = stop
         whole = pos + 4 <= end   # the next frame's size is in the buffer
         position = f"frame {number + 1} at byte {base + pos}"
         if whole and size > max_frame:
             yield Record(position, buffer[pos:pos + 4], None,
-                         f"frame size {size} is larger than the maximum of {max_frame} bytes")
+                         f"frame size {size} is larger than the maximum of {max_frame} bytes"
+                         + _NOT_READ, True)
             return
         if eof:
             if pos < end:
                 reason = (f"truncated frame: {size} bytes announced, {end - pos - 4} left"
                           if whole else f"truncated frame size: {end - pos} of 4 bytes")
-                yield Record(position, buffer[pos:], None, reason)
+                yield Record(position, buffer[pos:], None, reason + _NOT_READ, True)
             return
         missing = (size + 4 if whole else 4) - (end - pos)
         pieces = [buffer[pos:]]

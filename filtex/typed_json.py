@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any, Mapping
 
 from proton import (Array, Described, char, decimal32, decimal64, decimal128, float32, symbol,
-                    timestamp)
+                    timestamp, ulong)
 from proton import Data
 
 from .errors import FilterError
@@ -49,6 +49,7 @@ MAX_DEPTH = 64
 
 
 _PLAIN_KINDS = {"string": str, "boolean": bool, "null": type(None)}
+_LONG_MIN, _LONG_MAX = INTEGER_TYPES["long"][1:]
 
 
 def _short(raw: Any) -> str:
@@ -82,6 +83,8 @@ def _value(obj: Any, symbol_keys: bool, depth: int) -> Any:
     if depth <= 0:
         raise _bad("nested too deeply")
     cls = type(obj)
+    if cls is int and not _LONG_MIN <= obj <= _LONG_MAX:   # a plain integer is a long
+        raise _bad(f"{_short(obj)} is not a long (-2**63..2**63-1)")
     if obj is None or cls in (bool, int, float, str):
         return obj
     if cls is list:
@@ -143,7 +146,7 @@ def _value(obj: Any, symbol_keys: bool, depth: int) -> Any:
     if kind == "map":
         if any(type(pair) is not list or len(pair) != 2 for pair in raw):
             raise _bad("a map value is a list of [key, value] pairs")
-        return {value_from_json(k): value_from_json(v) for k, v in raw}
+        return _map_of_pairs([(value_from_json(k), value_from_json(v)) for k, v in raw])
     if kind == "list":
         return [value_from_json(item) for item in raw]
     if kind == "array":
@@ -159,10 +162,36 @@ def _value(obj: Any, symbol_keys: bool, depth: int) -> Any:
     raise _bad(f"unknown @type {kind[:40]!r}")
 
 
+def _map_of_pairs(pairs: list) -> dict:
+    """A dict of decoded pairs, refusing a duplicate key rather than letting
+    Python merge it: an AMQP map has unique keys, compared by type and value;
+    keys of different AMQP types that Python finds equal (``true``, ``1``,
+    ``ubyte(1)``, ``1.0``) are distinct in AMQP, but a dict holds only one."""
+    out = dict(pairs)
+    if len(out) == len(pairs):
+        return out
+    seen: dict = {}
+    for key, _ in pairs:
+        if key in seen:
+            first = seen[key]
+            if type(first) is type(key):
+                raise _bad(f"duplicate map key {repr(key)[:40]}")
+            raise _bad(f"map keys {repr(first)[:40]} and {repr(key)[:40]} are distinct "
+                       "AMQP keys but equal in Python: filtex cannot hold both")
+        seen[key] = key
+    raise _bad("duplicate map key")   # not reached: a merged key is seen twice
+
+
 _SECTION_KEYS = {"header": "header", "delivery-annotations": "delivery_annotations",
                  "message-annotations": "message_annotations", "properties": "properties",
                  "application-properties": "application_properties", "footer": "footer"}
 _SYMBOL_KEYED = {"delivery_annotations", "message_annotations", "footer"}
+_KEY_CLASSES = {"application_properties": ((str,), "strings"),
+                "delivery_annotations": ((symbol, ulong), "symbols or ulongs"),
+                "message_annotations": ((symbol, ulong), "symbols or ulongs"),
+                "footer": ((symbol, ulong), "symbols or ulongs")}
+"""The key types AMQP allows in each map section: any other would encode to an
+invalid message (a tagged map can give any key)."""
 
 
 _BODY_KEYS = ("amqp-value", "amqp-sequence", "data")
@@ -190,6 +219,12 @@ def message_from_json(obj: dict) -> Message:
         section = value_from_json(value, symbol_keys=name in _SYMBOL_KEYED)
         if not isinstance(section, dict):
             raise _bad(f"section {key} is not a map")
+        allowed = _KEY_CLASSES.get(name)
+        if allowed is not None:
+            for k in section:
+                if type(k) not in allowed[0]:
+                    raise _bad(f"{key} keys are {allowed[1]}, not {repr(k)[:40]} "
+                               f"(a {type(k).__name__})")
         sections[name] = section
     return Message(connection=obj.get("connection"), body=body, **sections)
 
@@ -286,8 +321,9 @@ def _array_to_json(value: Array) -> dict:
     if of is None or value.descriptor is not None:
         raise TypeError("typed JSON has no form for a described array or an array of "
                         f"{value.type}")
-    if of == "map":
-        items = [_map_to_json(element, object)["value"] for element in value.elements]
+    if of == "map":   # each element as its pair list (even an empty map, written {} elsewhere)
+        items = [[[value_to_json(key), value_to_json(item)] for key, item in element.items()]
+                 for element in value.elements]
     else:
         items = [_array_element(value_to_json(element)) for element in value.elements]
     return {"@type": "array", "of": of, "value": items}

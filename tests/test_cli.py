@@ -178,7 +178,7 @@ def test_match_from_stdin_with_and_without_format(capsysbinary, monkeypatch):
 
 def test_match_format_forced_wrong_reports_every_record(capsys):
     code, _, err = run(capsys, "match", "--count", "--format", "amqp", "x = 1", ORDERS_JSONL)
-    assert code == 1 and "unreadable record" in err
+    assert code == 2 and "unreadable record" in err and "the rest of the input" in err
 
 
 def test_match_invert_selects_what_would_not_be_delivered(capsys, tmp_path):
@@ -289,7 +289,7 @@ def test_match_truncated_frame_is_reported_and_the_rest_counted(capsys, tmp_path
     cut.write_bytes(data[:20000])
     code, out, err = run(capsys, "match", "--count", "region = 'EU'", cut)
     complete = list(read_records(cut))[:-1]
-    assert code == 0
+    assert code == 2   # every complete frame counted, and the cut reported
     counts = table(out)["filter"]
     assert int(counts[0]) + int(counts[1]) == len(complete) == 30
     size = struct.unpack(">I", data[19954:19958])[0]
@@ -309,7 +309,7 @@ def test_match_bad_json_lines_are_reported_and_the_run_goes_on(capsys, tmp_path)
     path = bad_jsonl(tmp_path)
     out = tmp_path / "out.jsonl"
     code, _, err = run(capsys, "match", EU_BIG, path, "-o", out)
-    assert code == 0
+    assert code == 2   # the run went through; the unreadable lines make it exit 2
     assert "bad.jsonl: line 4: invalid JSON" in err
     assert "bad.jsonl: line 5: not a message: " in err and "'nosuch'" in err
     assert "2 unreadable records skipped:" in err
@@ -333,7 +333,7 @@ def test_match_unreadable_inputs_exit_2_and_the_others_are_read(capsys, tmp_path
                          garbage, ORDERS_AMQP)
     assert code == 2
     assert "missing.amqp: cannot read: No such file or directory" in err
-    assert "garbage.bin: the input is neither JSON lines nor framed AMQP" in err
+    assert "garbage.bin: line 1: invalid JSON" in err   # read as JSON lines, reported
     assert table(out) == {"filter": ["21", "29", "0"]}
 
 
@@ -448,3 +448,56 @@ def test_python_m_match_into_a_closed_pipe(tmp_path):
     command = (f"{sys.executable} -m filtex match \"region = 'EU'\" {ORDERS_JSONL} | head -1")
     done = subprocess.run(command, shell=True, capture_output=True, text=True)
     assert done.stdout.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+# --- found in review: options anywhere, inputs never overwritten, no tracebacks ---------------
+
+def test_match_options_may_follow_the_filter_and_sit_between_inputs(capsys):
+    code, out, _ = run(capsys, "match", EU_BIG, "--count", ORDERS_JSONL, "--format", "jsonl")
+    assert code == 0 and table(out)["filter"][0] == "21"
+
+
+def test_match_never_writes_over_an_input_under_another_name(capsys, tmp_path):
+    original = tmp_path / "c.jsonl"
+    original.write_bytes(ORDERS_JSONL.read_bytes())
+    link = tmp_path / "h.jsonl"
+    link.hardlink_to(original)
+    code, _, err = run(capsys, "match", "TRUE", original, "-o", link)
+    assert code == 2 and "would overwrite an input" in err
+    assert original.read_bytes() == ORDERS_JSONL.read_bytes()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_match_write_errors_exit_2_with_the_reason(capsys):
+    code, _, err = run(capsys, "match", "TRUE", ORDERS_JSONL, "-o", "/dev/full")
+    assert code == 2 and "No space left on device" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("spec", ['{"set": ' + "[" * 30000 + "]" * 30000 + "}",
+                                  '{"code": ' + "1" * 5000 + ', "value": 1}'])
+def test_check_hostile_filter_json_is_a_clear_error(capsys, spec):
+    code, _, err = run(capsys, "check", "--filter-json", spec)
+    assert code == 2 and err.startswith("filtex: error: --filter-json: cannot read the JSON")
+
+
+def test_why_with_stdin_closed_or_hostile_messages(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", None)
+    code, _, err = run(capsys, "why", "TRUE", "-")
+    assert code == 2 and "stdin is closed" in err
+    deep = '{"application-properties": {"a": ' + "[" * 30000 + "]" * 30000 + "}}"
+    code, _, err = run(capsys, "why", "TRUE", deep)
+    assert code == 2 and "nested too deeply" in err
+    code, out, _ = run(capsys, "why", "a = 'x'", '{"application-properties": {"a": "\\ud800"}}')
+    assert code == 1 and "\\ud800" in out
+
+
+def test_unreadable_reasons_are_tallied_in_bounded_memory():
+    from filtex.cli.report import MAX_REASONS, Unreadable
+    tally = Unreadable()
+    sink = io.StringIO()
+    for i in range(3 * MAX_REASONS):
+        tally.add(f"line {i}", f"unknown message section 'k{i}x'", sink)
+    assert len(tally.reasons) == 1 and tally.count == 3 * MAX_REASONS
+    for i in range(3 * MAX_REASONS):
+        tally.add(f"line {i}", f"reason {chr(0x4e00 + i)}", sink)
+    assert len(tally.reasons) <= MAX_REASONS + 1

@@ -310,3 +310,70 @@ def test_uuid_and_decimal_forms():
     message = Message(application_properties=value)
     text = json.dumps(message_to_json(message))
     assert same_message(message_from_json(json.loads(text)), message)
+
+
+# --- what message_from_json accepts can be written back; what AMQP forbids is refused ---
+
+def test_an_array_of_maps_holding_an_empty_map_round_trips():
+    obj = {"application-properties": {"a": {"@type": "array", "of": "map",
+                                            "value": [[], [["k", 1]]]}}}
+    message = message_from_json(obj)
+    text = json.dumps(message_to_json(message))
+    assert json.loads(text) == obj
+    assert same_message(message_from_json(json.loads(text)), message)
+
+
+def _refused(obj: dict, *words: str) -> None:
+    with pytest.raises(FilterError) as raised:
+        message_from_json(obj)
+    assert raised.value.condition == "amqp:decode-error"
+    for word in words:
+        assert word in str(raised.value), (word, str(raised.value))
+
+
+def _in_map(*pairs) -> dict:
+    return {"application-properties": {"m": {"@type": "map", "value": [list(p) for p in pairs]}}}
+
+
+def test_typed_json_maps_with_duplicate_keys_are_refused():
+    _refused(_in_map([1, "x"], [1, "y"]), "duplicate map key 1")
+    _refused(_in_map(["k", "x"], [2, "z"], ["k", "y"]), "duplicate map key 'k'")
+    ub = {"@type": "ubyte", "value": 1}
+    _refused(_in_map([ub, "x"], [ub, "y"]), "duplicate map key ubyte(1)")
+    # distinct AMQP keys that a Python dict merges: refused, not silently merged
+    for other in (True, ub, 1.0):
+        _refused(_in_map([other, "x"], [1, "y"]), "equal in Python", "cannot hold both")
+    in_array = {"@type": "array", "of": "map", "value": [[[True, 1], [1, 2]]]}
+    _refused({"application-properties": {"a": in_array}}, "equal in Python")
+    assert message_from_json(_in_map([1, "x"], [2, "y"])).application_properties["m"] == {
+        1: "x", 2: "y"}
+
+
+@pytest.mark.parametrize("section", ["delivery-annotations", "message-annotations", "footer"])
+def test_annotation_keys_are_symbols_or_ulongs(section):
+    _refused({section: {"@type": "map", "value": [["k", 1]]}}, section, "symbols or ulongs", "'k'")
+    _refused({section: {"@type": "map", "value": [[1, 1]]}}, section, "symbols or ulongs")
+    ok = message_from_json({section: {"@type": "map", "value": [
+        [{"@type": "symbol", "value": "k"}, 1], [{"@type": "ulong", "value": 2}, 3]]}})
+    assert list(map(type, getattr(ok, section.replace("-", "_")))) == [symbol, ulong]
+    assert type(next(iter(getattr(message_from_json({section: {"k": 1}}),
+                                  section.replace("-", "_"))))) is symbol
+
+
+def test_application_property_keys_are_strings():
+    for key in ({"@type": "symbol", "value": "k"}, 1, {"@type": "ulong", "value": 1}, None):
+        _refused({"application-properties": {"@type": "map", "value": [[key, 1]]}},
+                 "application-properties keys are strings")
+    ok = message_from_json({"application-properties": {"@type": "map", "value": [["k", 1]]}})
+    assert ok.application_properties == {"k": 1}
+
+
+def test_plain_integers_are_longs():
+    for big in (2**63, -2**63 - 1, 10**30):
+        _refused({"application-properties": {"a": big}}, "is not a long")
+        _refused({"amqp-value": [big]}, "is not a long")
+    for edge in (2**63 - 1, -2**63):
+        assert message_from_json({"application-properties": {"a": edge}}).application_properties[
+            "a"] == edge
+    assert message_from_json({"amqp-value": {"@type": "ulong", "value": 2**63}}).body.sections[
+        0] == 2**63

@@ -1,8 +1,9 @@
 """filtex.files: reading and writing files of messages.
 
 Records carry their position; a bad record is a record with an error, never an
-exception, and reading goes on past a bad line but stops at a frame it cannot
-frame. Chunk boundaries never change what is read.
+exception, and reading goes on past a bad line or an empty frame but stops at a
+frame it cannot frame (that record alone is ``fatal``). Chunk boundaries never
+change what is read.
 """
 from __future__ import annotations
 
@@ -66,20 +67,34 @@ def chunk(request, monkeypatch):
 # --- detection --------------------------------------------------------------------------
 
 def test_detect_format():
-    assert detect_format(b'{"header": {}}') == "jsonl"
-    assert detect_format(b' \r\n\t{') == "jsonl"
+    """A first byte 0x00 (a frame size below 16 MiB) is framed AMQP; any other
+    first byte is JSON lines; only an empty input has no format."""
     assert detect_format(framed(ENCODED[0])[:16]) == "amqp"
-    assert detect_format(b"\x00\x00\x00\x10\x00\xa3\x10amqp:header:list") == "amqp"
-    for head in (b"", b"[1, 2]", b"hello world", b"\x00\x00\x00\x05\x40\x40"):
-        with pytest.raises(ValueError, match="neither JSON lines nor framed AMQP"):
-            detect_format(head)
+    assert detect_format(b"\x00") == "amqp"
+    assert detect_format(b"\x00\x00\x00\x05\x40\x40") == "amqp"
+    for head in (b'{"header": {}}', b' \r\n\t{', b"[1, 2]", b"hello world", b"\xef\xbb\xbf{",
+                 b"\x01\x00\x00\x00"):
+        assert detect_format(head) == "jsonl"
+    with pytest.raises(ValueError, match="empty input has no format"):
+        detect_format(b"")
 
 
-def test_input_in_neither_format_is_a_value_error():
-    with pytest.raises(ValueError, match="neither"):
-        list(read_records(io.BytesIO(b"hello, world\n")))
+def test_a_garbage_first_line_is_an_error_record_and_reading_goes_on(chunk):
+    records = list(read_records(io.BytesIO(b"hello, world\n" + jsonl(line_of(MESSAGES[0])))))
+    assert [(r.position, r.error is None, r.fatal) for r in records] == [
+        ("line 1", False, False), ("line 2", True, False)]
+    assert records[0].error.startswith("invalid JSON") and records[1].message == MESSAGES[0]
     with pytest.raises(ValueError, match="format is one of"):
         list(read_records(io.BytesIO(b""), "csv"))
+
+
+def test_a_utf8_bom_is_skipped_for_json_lines(chunk):
+    data = jsonl(line_of(MESSAGES[0]), line_of(MESSAGES[1]))
+    for format in (None, "jsonl"):
+        records = list(read_records(io.BytesIO(b"\xef\xbb\xbf" + data), format))
+        assert [r.message for r in records] == MESSAGES[:2]
+        assert records[0].raw == line_of(MESSAGES[0]).encode()   # the BOM is no part of it
+    assert list(read_records(io.BytesIO(b"\xef\xbb\xbf"))) == []
 
 
 @pytest.mark.parametrize("data", [b"", b"\n\n  \n"])
@@ -97,8 +112,18 @@ def test_json_lines_with_blank_lines_and_positions(chunk):
     records = list(read_records(io.BytesIO(data)))
     assert [r.position for r in records] == ["line 1", "line 4", "line 6", "line 7"]
     assert [r.message for r in records] == [MESSAGES[0], MESSAGES[1], MESSAGES[2], MESSAGES[0]]
-    assert all(r.error is None for r in records)
-    assert records[2].raw == line_of(MESSAGES[2]).encode()   # no newline, no \r
+    assert all(r.error is None and r.fatal is False for r in records)
+    assert records[2].raw == line_of(MESSAGES[2]).encode() + b"\r"   # no \n, the \r kept
+    assert records[3].raw == line_of(MESSAGES[0]).encode()
+
+
+def test_crlf_lines_are_copied_byte_for_byte(chunk):
+    data = (line_of(MESSAGES[0]) + "\r\n" + line_of(MESSAGES[1]) + "\r\n").encode()
+    out = io.BytesIO()
+    for record in read_records(io.BytesIO(data)):
+        assert record.error is None
+        write_record(out, record, "jsonl")
+    assert out.getvalue() == data
 
 
 def test_bad_lines_are_error_records_and_reading_goes_on(chunk):
@@ -116,6 +141,7 @@ def test_bad_lines_are_error_records_and_reading_goes_on(chunk):
     assert errors["line 5"] == "invalid JSON: nested too deeply"
     assert errors["line 7"].startswith("invalid UTF-8")
     assert records[1].raw == b'{"header": ' and records[1].message is None
+    assert not any(r.fatal for r in records)
 
 
 def test_an_over_long_line_is_one_error_and_skipped(chunk):
@@ -125,7 +151,7 @@ def test_an_over_long_line_is_one_error_and_skipped(chunk):
     assert [(r.position, r.error is None) for r in records] == [
         ("line 1", True), ("line 2", False), ("line 3", True)]
     assert records[1].error == "line longer than the maximum of 200 bytes"
-    assert len(records[1].raw) <= 64
+    assert len(records[1].raw) <= 64 and records[1].fatal is False
 
 
 # --- frames -----------------------------------------------------------------------------
@@ -137,7 +163,8 @@ def test_frames_with_positions(chunk):
         "frame 1 at byte 0", f"frame 2 at byte {4 + len(ENCODED[0])}",
         f"frame 3 at byte {8 + len(ENCODED[0]) + len(ENCODED[1])}"]
     assert [r.raw for r in records] == ENCODED
-    assert all(type(r.message) is EncodedMessage and r.error is None for r in records)
+    assert all(type(r.message) is EncodedMessage and r.error is None and r.fatal is False
+               for r in records)
     assert [whole(r.raw) for r in records] == MESSAGES
     flt = filtex.compile_sql("color = 'blue' OR h.priority > 4")
     assert [flt.evaluate(r.message) for r in records] == [True, None, False]
@@ -149,14 +176,17 @@ def test_a_truncated_frame_ends_the_input(chunk):
     assert [r.error is None for r in records] == [True, True, False]
     assert records[2].position == f"frame 3 at byte {8 + len(ENCODED[0]) + len(ENCODED[1])}"
     assert records[2].error == (f"truncated frame: {len(ENCODED[2])} bytes announced, "
-                                f"{len(ENCODED[2]) - 10} left")
+                                f"{len(ENCODED[2]) - 10} left; the rest of the input is not read")
     assert records[2].message is None
+    assert [r.fatal for r in records] == [False, False, True]
 
 
 def test_a_truncated_size_ends_the_input(chunk):
     records = list(read_records(io.BytesIO(framed(ENCODED[0]) + b"\x00\x00"), "amqp"))
-    assert records[-1].error == "truncated frame size: 2 of 4 bytes"
+    assert records[-1].error == ("truncated frame size: 2 of 4 bytes; "
+                                 "the rest of the input is not read")
     assert records[-1].position == f"frame 2 at byte {4 + len(ENCODED[0])}"
+    assert [r.fatal for r in records] == [False, True]
 
 
 def test_an_oversized_frame_ends_the_input(chunk):
@@ -164,18 +194,30 @@ def test_an_oversized_frame_ends_the_input(chunk):
     records = list(read_records(io.BytesIO(data), max_frame=len(ENCODED[0])))
     assert [r.error is None for r in records] == [True, False]
     assert records[1].error == (f"frame size {len(ENCODED[2])} is larger than the maximum "
-                                f"of {len(ENCODED[0])} bytes")
+                                f"of {len(ENCODED[0])} bytes; the rest of the input is not read")
+    assert [r.fatal for r in records] == [False, True]
     # a huge size is refused at once, without waiting for its bytes
     records = list(read_records(io.BytesIO(b"\xff\xff\xff\xff\x00S" + b"x" * 10), "amqp"))
     assert records[0].error.startswith("frame size 4294967295 is larger than the maximum")
+    assert records[0].fatal is True
 
 
 def test_a_frame_that_is_no_message_is_an_error_and_reading_goes_on(chunk):
     data = framed(ENCODED[0], b"\x00\x53\x70\xff", b"", ENCODED[1])
     records = list(read_records(io.BytesIO(data), "amqp"))
-    assert [r.error is None for r in records] == [True, False, True, True]
+    assert [r.error is None for r in records] == [True, False, False, True]
     assert records[1].error.startswith("malformed message:") and records[1].message is None
-    assert records[2].raw == b"" and whole(records[2].raw) == Message()
+    assert records[2].raw == b"" and records[2].message is None
+    assert records[2].error.startswith("empty frame")   # not an empty message that matches
+    assert not any(r.fatal for r in records)
+
+
+def test_zero_padding_after_the_frames_is_error_records_not_messages(chunk):
+    records = list(read_records(io.BytesIO(framed(ENCODED[0]) + b"\x00" * 12)))
+    assert [(r.error is None, r.fatal) for r in records] == [(True, False)] + [(False, False)] * 3
+    assert all(r.error.startswith("empty frame") for r in records[1:])
+    flt = filtex.compile_sql("NOT (color = 'x')")
+    assert [flt.evaluate(r.message) for r in records if r.message is not None] == [True]
 
 
 # --- sources ----------------------------------------------------------------------------
@@ -210,6 +252,14 @@ def test_sources_paths_pipes_and_stdin(data, tmp_path, monkeypatch):
         assert [r.raw for r in read_records(raw_file)] == want
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(Pipe(data))))
     assert [r.raw for r in read_records("-")] == want
+
+
+def test_closed_stdin_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(sys, "stdin", None)   # what Python sets under `<&-`
+    with pytest.raises(OSError, match="stdin is closed"):
+        next(read_records("-"))
+    with pytest.raises(OSError, match="stdin is closed"):
+        next(read_messages("-"))
 
 
 def test_text_streams_and_other_sources_are_type_errors(tmp_path):
@@ -304,9 +354,10 @@ def test_example_filters_select_some(kind):
 
 
 def test_records_are_named_tuples():
-    record = Record("line 1", b"{}", Message(), None)
-    position, raw, message, error = record
-    assert (position, raw, error) == ("line 1", b"{}", None) and record.message == Message()
+    record = Record("line 1", b"{}", Message(), None, False)
+    position, raw, message, error, fatal = record
+    assert (position, raw, error, fatal) == ("line 1", b"{}", None, False)
+    assert record.message == Message()
 
 
 @pytest.mark.parametrize("kind", sorted(README_FILTERS))

@@ -100,7 +100,14 @@ def _format_option(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit code."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["match"]:   # options may follow FILTER and come between the INPUTs
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        args = commands.choices["match"].parse_intermixed_args(argv[1:])
+        args.command = "match"
+    else:
+        args = parser.parse_args(argv)
     try:
         if args.command == "check":
             from .check import run
@@ -119,6 +126,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("filtex: interrupted", file=sys.stderr)
         return 130
+    except OSError as error:   # a full disk, a device error: not "no match"
+        print(f"filtex: error: {error.strerror or error}"
+              + (f": {error.filename}" if error.filename else ""), file=sys.stderr)
+        return BAD
 
 
 __all__ = ["BAD", "build_parser", "main"]

@@ -30,6 +30,10 @@ def caret(text: str, line: int, column: int, indent: str = "    ") -> str:
     lines = text.split("\n")
     shown = lines[line - 1] if 1 <= line <= len(lines) else ""
     shown = shown.rstrip("\r")
+    # control characters and undecodable bytes shown as one printable character each,
+    # so the terminal neither acts on them nor moves the caret
+    shown = "".join(c if c == "\t" or (c.isprintable() and not "\ud800" <= c <= "\udfff")
+                    else "\ufffd" for c in shown)
     at = max(0, min(column - 1, len(shown)))
     start = max(0, at - _WINDOW // 2)
     end = min(len(shown), start + _WINDOW)
@@ -66,6 +70,10 @@ def load_filter(text: str, dialect: str, json_form: bool) -> Any:
         raise CommandError(f"--filter-json: invalid JSON, line {error.lineno}, column "
                            f"{error.colno}: {error.msg}\n"
                            + caret(text, error.lineno, error.colno)) from None
+    except (RecursionError, ValueError) as error:   # nested too deep, a number too long
+        raise CommandError(f"--filter-json: cannot read the JSON: "
+                           f"{'nested too deeply' if isinstance(error, RecursionError) else error}"
+                           ) from None
     try:
         if type(spec) is dict and type(spec.get("sql")) is str:
             sql = spec["sql"]
@@ -76,7 +84,12 @@ def load_filter(text: str, dialect: str, json_form: bool) -> Any:
         if type(spec) is dict and "set" in spec:
             return filtex.compile_filter_set(spec["set"], dialect)
         if type(spec) is dict and ("described" in spec or "code" in spec):
-            return filtex.compile_filter(spec, dialect)
+            value = spec.get("value")
+            try:
+                return filtex.compile_filter(spec, dialect)
+            except filtex.FilterError as error:   # an SQL-like value: show where
+                raise CommandError(filter_error(error, value if type(value) is str
+                                                else None)) from None
     except filtex.FilterError as error:
         raise CommandError(filter_error(error, None)) from None
     raise CommandError('--filter-json: a filter is {"sql": TEXT}, {"described": NAME, '

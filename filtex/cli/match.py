@@ -41,6 +41,15 @@ _SIZE = struct.Struct(">I").pack
 _MESSAGE, _RAW = itemgetter(2), itemgetter(1)   # Record fields, read in C
 
 
+def _same_terminal(out: Any, err: Any) -> bool:
+    """Do stdout and stderr write to one terminal?"""
+    try:
+        return out.isatty() and err.isatty() and os.path.samestat(
+            os.fstat(out.fileno()), os.fstat(err.fileno()))
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 class _Stop(Exception):
     """--strict met an unreadable record."""
 
@@ -110,10 +119,20 @@ def _open_outputs(args: argparse.Namespace, subs: list[Subscription], inputs: li
     if len(subs) > 1 and "{name}" not in args.output:
         raise CommandError("several --filter write one output each: -o needs {name} in it "
                            "(-o 'out/{name}.amqp')")
-    taken = {os.path.realpath(path) for path in inputs if path != "-"}
+    taken = set()   # (device, inode) of every input: a link or another name is the same file
+    for path in inputs:
+        try:
+            stat = os.fstat(sys.stdin.fileno()) if path == "-" else os.stat(path)
+        except (OSError, AttributeError, ValueError):   # no such input, stdin closed
+            continue
+        taken.add((stat.st_dev, stat.st_ino))
     for sub in subs:
         path = args.output.replace("{name}", sub.name)
-        if os.path.realpath(path) in taken:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            stat = None
+        if stat is not None and (stat.st_dev, stat.st_ino) in taken:
             raise CommandError(f"-o {path} would overwrite an input")
         try:
             sub.output = stack.enter_context(open(path, "wb"))
@@ -133,6 +152,8 @@ class _Matcher:
         self.failed = False   # an input could not be read at all
         self.unreadable = Unreadable()
         self.progress = Progress(sys.stderr)
+        if self.writing and _same_terminal(sys.stdout, sys.stderr):
+            self.progress.enabled = False   # it would be drawn among the messages written
         self.start = time.perf_counter()
 
     def error(self, text: str) -> None:
@@ -148,6 +169,8 @@ class _Matcher:
         except (OSError, ValueError) as error:
             self.error(f"{shown}: {_why(error)}")
             self.failed = True
+            if self.args.strict:
+                raise _Stop from None
             return
         if first is None:
             return
@@ -204,6 +227,8 @@ class _Matcher:
                 continue
             self.unreadable.add(f"{shown}: {record.position}", record.error, sys.stderr,
                                 self.progress.clear)
+            if record.fatal:   # the rest of this input cannot be read: not a success
+                self.failed = True
             if self.args.strict:
                 print("filtex: --strict: stopping at the first unreadable record",
                       file=sys.stderr)
@@ -262,7 +287,7 @@ class _Matcher:
             sys.stdout.flush()
         final_report(self.subscriptions, self.unreadable, self.messages, seconds, sys.stderr,
                      throughput=args.count or self.progress.enabled)
-        if self.failed:
+        if self.failed or self.unreadable.count:   # reported above; a script must see it too
             return BAD
         if not args.count:
             return OK

@@ -49,6 +49,11 @@ class Subscription:
             sampled += 1
 
 
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'" + '|' + r'"(?:[^"\\]|\\.)*"')
+MAX_REASONS = 1000
+"""Distinct reasons tallied; later new ones count together."""
+
+
 class Unreadable:
     """Records that could not be read: the first few shown with their
     position as they come, all of them counted by reason."""
@@ -59,7 +64,11 @@ class Unreadable:
 
     def add(self, where: str, reason: str, stream: TextIO, clear: Any = None) -> None:
         self.count += 1
-        self.reasons[_general(reason)] += 1
+        general = _general(reason)
+        if general in self.reasons or len(self.reasons) < MAX_REASONS:
+            self.reasons[general] += 1
+        else:   # bounded: a hostile input cannot grow the tally without end
+            self.reasons["(other reasons)"] += 1
         if self.count <= SHOWN_UNREADABLE:
             if clear is not None:
                 clear()
@@ -73,7 +82,8 @@ def _general(reason: str) -> str:
     """A reason without the positions that make each one unique (JSON's
     ``line 1 column 5 (char 4)``, byte offsets, sizes), to count alike ones."""
     reason = re.sub(r": line \d+ column \d+ \(char \d+\)", "", reason)
-    return re.sub(r"\d+", "N", reason)
+    reason = _QUOTED.sub("'...'", reason)   # quoted data: each value would be its own reason
+    return re.sub(r"\d+", "N", reason)[:200]
 
 
 def counts_table(subscriptions: list[Subscription]) -> str:

@@ -19,8 +19,8 @@ def run(args: argparse.Namespace) -> int:
     message, connection = read_message(args.message, args.format)
     outcome = flt.outcome(message, connection)
     verdict = {True: "true", False: "false", None: "unknown"}[outcome.result]
-    print(f"result: {verdict}" + (f" ({outcome.reason})" if outcome.reason else ""))
-    print(flt.explain(message, connection))
+    _print(f"result: {verdict}" + (f" ({outcome.reason})" if outcome.reason else ""))
+    _print(str(flt.explain(message, connection)))
     return OK if outcome.result is True else NO_MATCH
 
 
@@ -30,6 +30,8 @@ def read_message(spec: str, fmt: str | None) -> tuple[Any, Any]:
     if spec.lstrip().startswith("{"):
         return _from_json_text(spec.encode("utf-8", "surrogatepass"), "MESSAGE")
     if spec == "-":
+        if sys.stdin is None:
+            raise CommandError("<stdin>: cannot read: stdin is closed")
         data = sys.stdin.buffer.read(MAX_DOCUMENT + 1)
         return _first(io.BytesIO(data), fmt, "<stdin>", lambda: data)
     return _first(spec, fmt, spec, lambda: _whole(spec))
@@ -60,6 +62,13 @@ def _first(source: Any, fmt: str | None, shown: str, whole: Any) -> tuple[Any, A
     raise CommandError(f"{shown}: {first.position}: {first.error}")
 
 
+def _print(text: str) -> None:
+    """A line on stdout whatever it holds (a lone surrogate from a message is
+    shown escaped, not a UnicodeEncodeError)."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    print(text.encode(encoding, "backslashreplace").decode(encoding))
+
+
 def _whole(path: str) -> bytes | None:
     try:
         with open(path, "rb") as stream:
@@ -72,8 +81,10 @@ def _from_json_text(data: bytes, shown: str) -> tuple[Any, Any]:
     import filtex
     try:
         obj = json.loads(data)
-    except ValueError as error:   # JSONDecodeError, UnicodeDecodeError
+    except ValueError as error:   # JSONDecodeError, UnicodeDecodeError, a number too long
         raise CommandError(f"{shown}: invalid JSON: {error}") from None
+    except RecursionError:
+        raise CommandError(f"{shown}: invalid JSON: nested too deeply") from None
     try:
         message = filtex.message_from_json(obj)
     except (ValueError, TypeError) as error:
