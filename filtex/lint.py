@@ -330,7 +330,26 @@ def _candidates(side: _Operand, other: _Operand) -> list:
             converted = _convert(value, type(sample))
             if converted is not None:
                 found.append(converted)
-    return found
+    # and values around those (smaller, larger), so one lucky sample cannot make an
+    # outcome look decided
+    return found + [other for value in found for other in _around(value)]
+
+
+def _around(value: Any) -> list:
+    """Values of the same class as ``value``, smaller and larger (as many as exist)."""
+    try:
+        cls = type(value)
+        if value is True or value is False:
+            return [not value]
+        if isinstance(value, str):
+            return [cls(""), cls(value + "\x01"), cls("\U0010ffff")]
+        if isinstance(value, bytes):
+            return [cls(b""), cls(value + b"\x01"), cls(b"\xff" * 4)]
+        if isinstance(value, (int, float)):
+            return [cls(value - 1), cls(value + 1)]
+    except Exception:   # a class that cannot be built this way (a ulong below 0...)
+        return []
+    return []
 
 
 def _convert(value: Any, cls: type) -> Any:
