@@ -501,3 +501,12 @@ def test_unreadable_reasons_are_tallied_in_bounded_memory():
     for i in range(3 * MAX_REASONS):
         tally.add(f"line {i}", f"reason {chr(0x4e00 + i)}", sink)
     assert len(tally.reasons) <= MAX_REASONS + 1
+
+
+def test_match_strict_refuses_a_missing_input_before_creating_outputs(capsys, tmp_path):
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"kept\n")
+    code, _, err = run(capsys, "match", "--strict", "TRUE", tmp_path / "missing.jsonl",
+                       ORDERS_JSONL, "-o", out)
+    assert code == 2 and "missing.jsonl: cannot read: No such file" in err
+    assert out.read_bytes() == b"kept\n"

@@ -56,6 +56,12 @@ class _Stop(Exception):
 
 def run(args: argparse.Namespace) -> int:
     subscriptions, inputs = _subscriptions(args)
+    if args.strict:   # stop before any output file is created, not after truncating it
+        for path in inputs:
+            if path != "-" and not os.access(path, os.R_OK):
+                why = "No such file or directory" if not os.path.exists(path) else \
+                    "Permission denied"
+                raise CommandError(f"{path}: cannot read: {why}")
     with ExitStack() as stack:
         _open_outputs(args, subscriptions, inputs, stack)
         matcher = _Matcher(subscriptions, args)
