@@ -1,0 +1,24 @@
+"""Columnar batches: AMQP messages as an Arrow table, and filters over it.
+
+The table layout is documented and versioned (``docs/message-table.md``,
+``SCHEMA_VERSION``): typed header and properties structs, one tagged VALUE
+struct per application property and annotation key, residual maps for what
+has no typed place, bodies AMQP-encoded. Nothing is coerced, so every filter
+evaluates a table exactly as it evaluates the messages themselves.
+
+>>> import filtex, filtex.arrow
+>>> table = filtex.arrow.message_table([{"application-properties": {"color": "blue"}}])
+>>> filtex.arrow.evaluate_batch(filtex.compile_sql("color = 'blue'"), table).to_pylist()
+[True]
+
+This package needs pyarrow (``pip install filtex[arrow]``); ``import filtex``
+never imports it.
+"""
+from __future__ import annotations
+
+from .build import message_table
+from .rows import RowMessage, batch_rows, evaluate_batch, filter_table, messages
+from .schema import METADATA_KEY, SCHEMA_VERSION, TAG_NAMES, message_schema
+
+__all__ = ["METADATA_KEY", "RowMessage", "SCHEMA_VERSION", "TAG_NAMES", "batch_rows",
+           "evaluate_batch", "filter_table", "message_schema", "message_table", "messages"]
