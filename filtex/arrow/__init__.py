@@ -17,8 +17,10 @@ never imports it.
 from __future__ import annotations
 
 from .build import message_table
+from .read import read, read_batches
 from .rows import RowMessage, batch_rows, evaluate_batch, filter_table, messages
 from .schema import METADATA_KEY, SCHEMA_VERSION, TAG_NAMES, message_schema
 
 __all__ = ["METADATA_KEY", "RowMessage", "SCHEMA_VERSION", "TAG_NAMES", "batch_rows",
-           "evaluate_batch", "filter_table", "message_schema", "message_table", "messages"]
+           "evaluate_batch", "filter_table", "message_schema", "message_table", "messages",
+           "read", "read_batches"]
