@@ -18,6 +18,7 @@ the decoder is:
 """
 from __future__ import annotations
 
+import math
 import struct
 import uuid
 from typing import Any, Callable
@@ -294,6 +295,37 @@ def _run(step: Callable[[_Reader], Any], buf: Any) -> Any:
     finally:
         reader.mv.release()
     raise error   # outside the handler: no traceback frame holds a slice of buf
+
+
+def identical(got: Any, want: Any) -> bool:
+    """Equal value and equal class, all the way down (``ubyte(1) == 1`` in
+    Python, and NaN equals NaN): what "decodes to itself" means."""
+    if type(got) is not type(want):
+        return False
+    if isinstance(got, float):
+        return got == want or (math.isnan(got) and math.isnan(want))
+    if type(got) is list:
+        return len(got) == len(want) and all(map(identical, got, want))
+    if type(got) is dict:
+        if len(got) != len(want):
+            return False
+        pairs = {(type(k), k): v for k, v in want.items()}
+        for key, value in got.items():
+            other = pairs.get((type(key), key), _NOTHING)
+            if other is _NOTHING:   # a NaN key is no dictionary key of itself
+                other = next((v for k, v in want.items() if identical(key, k)), _NOTHING)
+            if other is _NOTHING or not identical(value, other):
+                return False
+        return True
+    if type(got) is Described:
+        return identical(got.descriptor, want.descriptor) and identical(got.value, want.value)
+    if type(got) is Array:
+        return (got.type == want.type and identical(got.descriptor, want.descriptor)
+                and identical(list(got.elements), list(want.elements)))
+    return bool(got == want)
+
+
+_NOTHING = object()
 
 
 def decode_value(buf: Any, offset: int = 0) -> tuple[Any, int]:

@@ -9,14 +9,13 @@ checked to decode to itself, so a table never holds an approximation.
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Iterable, NamedTuple
 
 import pyarrow as pa
-from proton import Array, Data, DataException, Described
+from proton import Data, DataException
 
 from .. import forms
-from ..amqp.codec import DecodeError, decode_value
+from ..amqp.codec import DecodeError, decode_value, identical
 from ..amqp.encode import _put
 from ..errors import EvaluationFailure
 from ..typed_json import message_from_json
@@ -46,28 +45,6 @@ class Record(NamedTuple):
 
 # --- exact single values -------------------------------------------------------------
 
-def same(got: Any, want: Any) -> bool:
-    """Equal value and equal class, all the way down (``ubyte(1) == 1`` in Python)."""
-    if type(got) is not type(want):
-        return False
-    if type(got) is float or type(got).__name__ == "float32":
-        return got == want or (math.isnan(got) and math.isnan(want))
-    if type(got) is list:
-        return len(got) == len(want) and all(map(same, got, want))
-    if type(got) is dict:
-        if len(got) != len(want):
-            return False
-        pairs = {(type(k), k): v for k, v in want.items()}
-        return all((type(k), k) in pairs and same(v, pairs[(type(k), k)])
-                   for k, v in got.items())
-    if type(got) is Described:
-        return same(got.descriptor, want.descriptor) and same(got.value, want.value)
-    if type(got) is Array:
-        return (got.type == want.type and same(got.descriptor, want.descriptor)
-                and same(list(got.elements), list(want.elements)))
-    return bool(got == want)
-
-
 def encode_exact(value: Any) -> bytes:
     """The AMQP encoding of one value, refused unless it decodes to the same
     classes and values (a ``Decimal``, a tuple or a dict subclass would not)."""
@@ -81,7 +58,7 @@ def encode_exact(value: Any) -> bytes:
         back, end = decode_value(raw)
     except DecodeError as exc:   # not expected: proton encoded it
         raise ValueError(f"{_short(value)} does not decode: {exc}") from None
-    if end != len(raw) or not same(back, value):
+    if end != len(raw) or not identical(back, value):
         raise ValueError(f"{_short(value)} does not survive AMQP encoding exactly (it decodes "
                          f"as {_short(back)}); use AMQP types (proton's classes, list, dict)")
     return raw
