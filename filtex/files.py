@@ -25,7 +25,7 @@ import os
 import struct
 import sys
 from contextlib import contextmanager
-from typing import IO, Any, Iterator, NamedTuple
+from typing import IO, Any, Iterable, Iterator, NamedTuple
 
 from .amqp.encoded import EncodedMessage
 from .typed_json import message_from_json
@@ -267,13 +267,24 @@ def write_record(stream: IO[bytes], record_or_raw: Record | bytes, format: str) 
     """Write one record (a ``Record`` or its raw bytes) to a binary stream in
     ``format``: a line and its newline, or the frame's size and bytes."""
     raw = record_or_raw.raw if type(record_or_raw) is Record else record_or_raw
+    write_records(stream, (raw,), format)
+
+
+def write_records(stream: IO[bytes], raws: Iterable[bytes], format: str) -> None:
+    """Write records' raw bytes to a binary stream in ``format``, in one write."""
+    pack = _SIZE.pack
+    parts = []
     if format == "amqp":
-        stream.write(_SIZE.pack(len(raw)))
-        stream.write(raw)
+        for raw in raws:
+            parts.append(pack(len(raw)))
+            parts.append(raw)
     elif format == "jsonl":
-        if b"\n" in raw:
-            raise ValueError("a JSON line cannot hold a newline")
-        stream.write(raw)
-        stream.write(b"\n")
+        for raw in raws:
+            if b"\n" in raw:
+                raise ValueError("a JSON line cannot hold a newline")
+            parts.append(raw)
+            parts.append(b"\n")
     else:
         raise ValueError(f"format is one of {', '.join(FORMATS)}, not {format!r}")
+    if parts:
+        stream.write(b"".join(parts))

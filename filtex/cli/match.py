@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import struct
 import sys
 import time
 from contextlib import ExitStack
@@ -24,7 +23,7 @@ from itertools import chain, compress, islice
 from operator import itemgetter, not_
 from typing import Any, Iterator
 
-from ..files import read_records
+from ..files import read_records, write_records
 from .common import BAD, NO_MATCH, OK, CommandError, load_filter
 from .progress import Progress
 from .report import Subscription, Unreadable, counts_table, final_report
@@ -37,7 +36,6 @@ about 700 bytes a batch, a single subscription ran 35% slower than a bare
 read-and-evaluate loop; with 64 it runs as fast."""
 REASON_SAMPLE = 100
 _NAME = re.compile(r"[\w.:@+-]+\Z")
-_SIZE = struct.Struct(">I").pack
 _MESSAGE, _RAW = itemgetter(2), itemgetter(1)   # Record fields, read in C
 
 
@@ -263,25 +261,10 @@ class _Matcher:
                 if raws is None:
                     raws = list(map(_RAW, batch))
                 selected = compress(raws, map(not_, results) if invert else results)
-                self.write(sub.output, selected)
+                write_records(sub.output, selected, self.output_format)
         if self.progress.enabled:
             self.progress.update(self.messages, sum(s.matched for s in self.subscriptions),
                                  sum(s.unknown for s in self.subscriptions))
-
-    def write(self, stream: Any, raws: Iterator[bytes]) -> None:
-        """Records as they were read: one write a batch."""
-        if self.output_format == "amqp":
-            parts = []
-            for raw in raws:
-                parts.append(_SIZE(len(raw)))
-                parts.append(raw)
-            if parts:
-                stream.write(b"".join(parts))
-        else:
-            lines = list(raws)
-            if lines:
-                lines.append(b"")
-                stream.write(b"\n".join(lines))
 
     def finish(self) -> int:
         """The counts (``--count``), the report on stderr, the exit code."""
