@@ -3,8 +3,8 @@
 A row view implements the reading protocol with plain dicts of exact filtex
 values rebuilt from the tags, the children and the residuals, so every filter
 of every dialect evaluates a table exactly as it evaluates the messages the
-table was built from. This is the reference path: kernels (to come) will
-replace it where they can, and must agree with it.
+table was built from. It is the reference path: the kernels (``engine.py``)
+must agree with it, and they hand it the rows they cannot answer.
 """
 from __future__ import annotations
 
@@ -169,18 +169,14 @@ def messages(data: pa.Table | pa.RecordBatch) -> Iterator[RowMessage]:
         yield from batch_rows(batch)
 
 
-def evaluate_batch(flt: Any, data: pa.Table | pa.RecordBatch,
-                   receiving_connection: Any = None) -> pa.BooleanArray:
-    """``flt.evaluate`` of every row: true, false, or null (unknown)."""
+def evaluate_rows(flt: Any, data: pa.Table | pa.RecordBatch,
+                  receiving_connection: Any = None) -> pa.BooleanArray:
+    """``flt.evaluate`` of every row view: true, false, or null (unknown). The
+    reference the kernels are tested against (``engine.evaluate`` is the fast path)."""
     evaluate = flt.evaluate
     results = [evaluate(row, receiving_connection)
                for batch in _batches(data) for row in batch_rows(batch)]
     return pa.array(results, pa.bool_())
 
 
-def filter_table(flt: Any, table: pa.Table, receiving_connection: Any = None) -> pa.Table:
-    """The rows ``flt`` matches (true; false and unknown are dropped)."""
-    return table.filter(evaluate_batch(flt, table, receiving_connection))
-
-
-__all__ = ["RowMessage", "batch_rows", "evaluate_batch", "filter_table", "messages"]
+__all__ = ["RowMessage", "batch_rows", "evaluate_rows", "messages"]

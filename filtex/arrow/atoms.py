@@ -1,0 +1,309 @@
+"""What an atom answers for each type tag, learned from the per-message engine.
+
+An atom (``plan.py``) reads one field, so its answer for a row is a function
+of that field's type tag and value. The kernel needs that function in a form
+it can evaluate over columns, one *mode* per tag:
+
+- ``CONST``: the same answer for every value of the tag (absent, null, the
+  answer of ``IS NULL`` on a number, a string constant compared with a long).
+- ``STRINGS``: a table over the batch's string dictionary (``string_table``):
+  the atom is run once per distinct string, by the per-message engine, so
+  LIKE with escapes, case mapping with language tags and every dialect's
+  string rules are exact by construction.
+- ``BOOLS``: a two-entry table, the atom run on False and on True.
+- ``INTS``/``UINTS``/``DOUBLES``: a numeric comparison with constants,
+  compiled into sorted inclusive intervals over the child's own domain with
+  exact arithmetic (``intervals.py``); NaN, -0.0 and the infinities are
+  separate entries of the constant table (pseudo tags), so they get the
+  dialect's own answer whatever its float order.
+- ``FALLBACK``: the row goes to the per-message engine.
+
+Nothing here restates a dialect rule. Constant answers come from running the
+atom; an interval form is used for a tag only after the atom, run on values
+around every constant and at the ends of the tag's range, agreed with it.
+"""
+from __future__ import annotations
+
+import math
+import uuid
+from decimal import Decimal
+from typing import Any, Callable
+
+import numpy as np
+from proton import (byte, char, decimal32, decimal64, decimal128, float32, int32, short,
+                    symbol, timestamp, ubyte, uint, ulong, ushort)
+
+from ..compiler import load
+from ..limits import DEFAULT_LIMITS
+from ..message import Message
+from ..row import RowGenerator
+from ..accessors import MessageAccessor
+from ..runtime.values import INT_CLASSES
+from ..sql import ast
+from . import intervals
+from .schema import (ABSENT, BINARY, BOOLEAN, BYTE, CHAR, DECIMAL32, DECIMAL64, DECIMAL128,
+                     DOUBLE, FLOAT, INT, KEY_CLASS, LIST, LONG, MAP, NULL, SHORT, STRING,
+                     SYMBOL, TIMESTAMP, UBYTE, UINT, ULONG, USHORT, UUID)
+
+# outcomes, as the kernel codes them
+FALSE, TRUE, UNKNOWN, FAIL, BACK = 0, 1, 2, 3, 4
+# modes (DATA is decided per batch: VALUES_* with the distinct values present, or CONST)
+CONST, STRINGS, BOOLS, INTS, UINTS, DOUBLES, FALLBACK, VALUES_I, VALUES_U, VALUES_F = range(10)
+DATA = 10
+MAX_DISTINCT = 1 << 16
+
+PSEUDO_BASE = 26
+"""Pseudo tags 26..33: (float, double) x (NaN, -0.0, +inf, -inf), set by the kernel."""
+_SPECIALS = (math.nan, -0.0, math.inf, -math.inf)
+
+INT_TAGS = {UBYTE: (ubyte, 0, 255), USHORT: (ushort, 0, 65535), UINT: (uint, 0, 2**32 - 1),
+            BYTE: (byte, -128, 127), SHORT: (short, -2**15, 2**15 - 1),
+            INT: (int32, -2**31, 2**31 - 1), LONG: (int, -2**63, 2**63 - 1),
+            TIMESTAMP: (timestamp, -2**63, 2**63 - 1)}
+FLOAT_TAGS = {FLOAT: float32, DOUBLE: float}
+STRING_TAGS = {CHAR: char, STRING: str, SYMBOL: symbol}
+STRING_VARIANT = {CHAR: 0, STRING: 1, SYMBOL: 2}
+_SAMPLES = {DECIMAL32: (decimal32(0), decimal32(1)), DECIMAL64: (decimal64(0), decimal64(7)),
+            DECIMAL128: (decimal128(bytes(16)), decimal128(b"\x01" * 16)),
+            UUID: (uuid.UUID(int=0), uuid.UUID(int=5)), BINARY: (b"", b"\x00a"),
+            LIST: ([], [1]), MAP: ({}, {"a": 1})}
+"""Values of the tags whose child the kernel does not read: only answers that
+depend on the type alone (IS NULL, EXISTS) are taken from them."""
+
+
+class _Holder:
+    """A section that holds every key, with the one value an atom reads."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self.value
+
+    def __contains__(self, key: Any) -> bool:
+        return True
+
+
+class ValueAccessor(MessageAccessor):
+    """Generated code whose ``message`` argument is the field's value itself:
+    one call per distinct string, no message built (only for present values)."""
+
+    name = "value"
+
+    def section(self, section: str) -> str:
+        return "_Holder(message)"
+
+    def connection(self) -> str:
+        return "message"
+
+
+VALUE_ACCESSOR = ValueAccessor()
+
+
+def _function(node: ast.Node, semantics: Any, limits: Any, accessor: Any) -> Callable:
+    generator = RowGenerator(accessor=accessor, semantics=semantics, limits=limits)
+    source = generator.generate(node)
+    generator.namespace["_Holder"] = _Holder
+    evaluate, _ = load(source, generator.namespace, f"atom:{accessor.name}")
+    return evaluate
+
+
+def run(fn: Callable, message: Any, rc: Any) -> int:
+    """The atom's outcome code for one message (or value)."""
+    try:
+        result = fn(message, rc, False)
+    except Exception:   # an amqp failure (or any error): the whole filter is unknown
+        return FAIL
+    return TRUE if result is True else FALSE if result is False else UNKNOWN
+
+
+class CompiledAtom:
+    """An atom's two per-message functions and its numeric form, if any."""
+
+    def __init__(self, atom: Any, limits: Any = DEFAULT_LIMITS) -> None:
+        self.atom = atom
+        self.field = atom.field
+        node = atom.node
+        self.on_message = _function(node, atom.semantics, limits, MessageAccessor())
+        self.on_value = (_function(node, atom.semantics, limits, VALUE_ACCESSOR)
+                         if atom.field[0] not in ("body", "none") else None)
+        self.numeric = numeric_form(atom.node)
+
+    def message(self, value: Any = None, present: bool = True) -> Message:
+        section, key = self.field
+        if not present or section == "none" or section == "body":
+            return Message()
+        if section == "connection":
+            return Message(connection=value)
+        if section in ("header", "properties"):
+            return Message(**{section: {key: value}})
+        return Message(**{section: {KEY_CLASS[section](key): value}})
+
+    def on(self, value: Any, rc: Any) -> int:
+        """The outcome for a present value of the field."""
+        return run(self.on_message, self.message(value), rc)
+
+
+def numeric_form(node: ast.Node) -> list | None:
+    """``[(op, constant), ...]`` conjunction form of a comparison of the field
+    itself with numeric constants, ``("in", constants)``, with a trailing
+    negation flag; None for any other atom."""
+    def number(n: ast.Node) -> Any:
+        if not isinstance(n, ast.Literal):
+            return None
+        v = n.value
+        cls = type(v)
+        if cls is bool or v is None:
+            return None
+        if cls is float or cls is Decimal or cls in INT_CLASSES:
+            if cls is Decimal and not v.is_finite() and v.is_nan():
+                return None
+            return v if cls in (float, Decimal, int) else int(v)
+        return None
+
+    if isinstance(node, ast.Not):   # NOT of a comparison: its complement
+        inner = numeric_form(node.operand)
+        if inner is None:
+            return None
+        return inner[:-1] + [not inner[-1]]
+    if isinstance(node, ast.Compare):
+        left, right, op = node.left, node.right, node.op
+        if isinstance(left, ast.Literal):
+            left, right, op = right, left, {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
+        c = number(right)
+        if isinstance(left, ast.Field) and c is not None:
+            return ["cmp", op, c, False]
+    elif isinstance(node, ast.Between) and isinstance(node.operand, ast.Field):
+        lo, hi = number(node.low), number(node.high)
+        if lo is not None and hi is not None:
+            return ["between", lo, hi, node.negated]
+    elif isinstance(node, ast.In) and isinstance(node.operand, ast.Field) and node.items:
+        values = [number(item) for item in node.items]
+        if all(v is not None for v in values):
+            return ["in", values, node.negated]
+    return None
+
+
+def _type_only(node: ast.Node) -> bool:
+    """IS NULL / EXISTS of the field itself: the answer depends on the type alone."""
+    while isinstance(node, ast.Not):
+        node = node.operand
+    if isinstance(node, ast.IsNull):
+        return isinstance(node.operand, ast.Field)
+    return isinstance(node, ast.Exists) and isinstance(node.ref, ast.Field)
+
+
+class TagPlan:
+    """One atom's modes and parameters for the tags a column can hold."""
+
+    def __init__(self) -> None:
+        self.modes = np.full(256, FALLBACK, np.int8)
+        self.consts = np.full(256, BACK, np.int8)
+        self.bools = np.full(2, BACK, np.int8)
+        self.ints = intervals.EMPTY_INT
+        self.uints = intervals.EMPTY_UINT
+        self.doubles = intervals.EMPTY_DOUBLE
+        self.string_tags: list[int] = []
+
+    @property
+    def data_tags(self) -> list[int]:
+        return [int(t) for t in np.flatnonzero(self.modes == DATA)]
+
+
+def plan_tags(compiled: CompiledAtom, tags: set[int], rc: Any) -> TagPlan:
+    """Modes for ``tags`` (the tags the field's column can hold)."""
+    p = TagPlan()
+    atom = compiled.atom
+    p.modes[ABSENT] = CONST
+    p.consts[ABSENT] = run(compiled.on_message, compiled.message(present=False), rc)
+    if NULL in tags:
+        p.modes[NULL] = CONST
+        p.consts[NULL] = compiled.on(None, rc)
+    if BOOLEAN in tags:
+        p.modes[BOOLEAN] = BOOLS
+        p.bools[:] = [compiled.on(False, rc), compiled.on(True, rc)]
+    for tag in STRING_TAGS:
+        if tag in tags:
+            p.modes[tag] = STRINGS
+            p.string_tags.append(tag)
+    form = compiled.numeric
+    domains = intervals.of_form(form) if form is not None else None
+    for tag in tags:
+        if tag in INT_TAGS or tag == ULONG or tag in FLOAT_TAGS:
+            _numeric_tag(p, compiled, tag, domains, rc)
+        elif tag in _SAMPLES and _type_only(atom.node):
+            _constant_tag(p, compiled, tag, _SAMPLES[tag], rc)
+    for tag, cls in FLOAT_TAGS.items():
+        if tag in tags:
+            for j, special in enumerate(_SPECIALS):
+                pseudo = PSEUDO_BASE + 4 * (tag - FLOAT) + j
+                p.modes[pseudo] = CONST
+                p.consts[pseudo] = compiled.on(cls(special), rc)
+    if domains is not None:
+        p.ints, p.uints, p.doubles = (intervals.as_arrays(domains[0], np.int64),
+                                      intervals.as_arrays(domains[1], np.uint64),
+                                      intervals.as_arrays(domains[2], np.float64))
+    return p
+
+
+def _numeric_tag(p: TagPlan, compiled: CompiledAtom, tag: int, domains: Any, rc: Any) -> None:
+    if tag in FLOAT_TAGS:
+        cls, mode, which = FLOAT_TAGS[tag], DOUBLES, 2
+        samples = intervals.double_probes(compiled.numeric)
+    elif tag == ULONG:
+        cls, mode, which = ulong, UINTS, 1
+        samples = intervals.int_probes(compiled.numeric, 0, 2**64 - 1)
+    else:
+        cls, lo, hi = INT_TAGS[tag]
+        mode, which = INTS, 0
+        samples = intervals.int_probes(compiled.numeric, lo, hi)
+    if domains is not None:
+        found = domains[which]
+        for v in samples:
+            expected = TRUE if intervals.contains(found, v) else FALSE
+            if compiled.on(cls(v), rc) != expected:
+                break
+        else:
+            p.modes[tag] = mode
+            return
+    if _type_only(compiled.atom.node):
+        _constant_tag(p, compiled, tag, [cls(v) for v in samples], rc)
+    elif compiled.on_value is not None:
+        p.modes[tag] = DATA   # answered per distinct value present (engine.py)
+
+
+def _constant_tag(p: TagPlan, compiled: CompiledAtom, tag: int, values: Any, rc: Any) -> None:
+    """CONST when the atom gives one answer for every sample value of the tag."""
+    answers = {compiled.on(v, rc) for v in values}
+    if len(answers) == 1:
+        p.modes[tag] = CONST
+        p.consts[tag] = answers.pop()
+
+
+VALUE_CLASS = {**{tag: spec[0] for tag, spec in INT_TAGS.items()}, ULONG: ulong, **FLOAT_TAGS}
+DOMAIN_OF_TAG = {**dict.fromkeys(INT_TAGS, 0), ULONG: 1, FLOAT: 2, DOUBLE: 2}
+
+
+def value_outcomes(compiled: CompiledAtom, tag: int, values: np.ndarray, rc: Any) -> np.ndarray:
+    """The atom's outcome for each of ``values`` (of ``tag``), one run per value."""
+    cls = VALUE_CLASS[tag]
+    convert = float if tag in FLOAT_TAGS else int
+    fn = compiled.on_value
+    return np.array([run(fn, cls(convert(v)), rc) for v in values.tolist()], np.int8)
+
+
+def string_table(compiled: CompiledAtom, p: TagPlan, dictionary: list, rc: Any) -> np.ndarray:
+    """The atom's outcome for each (string tag variant, dictionary entry)."""
+    table = np.full((3, max(len(dictionary), 1)), BACK, np.int8)
+    fn = compiled.on_value
+    for tag in p.string_tags:
+        cls = STRING_TAGS[tag]
+        row = table[STRING_VARIANT[tag]]
+        if tag == CHAR:
+            values = [cls(s) if s is not None and len(s) == 1 else None for s in dictionary]
+        else:
+            values = [None if s is None else (s if cls is str else cls(s)) for s in dictionary]
+        row[:len(values)] = [BACK if v is None else run(fn, v, rc) for v in values]
+    return table

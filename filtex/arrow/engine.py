@@ -1,0 +1,240 @@
+"""The batch engine: any filter over a message table, kernels where they exist.
+
+``evaluate(filter, data)`` plans the filter once (``plan.py``), learns each
+atom's answers per type tag from the per-message engine (``atoms.py``), runs
+the compiled kernel of the filter's shape over every record batch, and
+evaluates the rows the kernel handed back (residual entries, tags whose
+values it cannot read, tables whose tags and children disagree) with the
+per-message engine over row views. A filter with no kernel form runs row by
+row. The result says how many rows took the per-message path, and why when
+the whole filter did.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any, NamedTuple
+
+import numpy as np
+import pyarrow as pa
+
+from ..limits import DEFAULT_LIMITS
+from . import atoms as atom_rules
+from . import kernel as kernels
+from .columns import back_rows, field_arrays, possible_tags
+from .plan import Plan, plan
+from .rows import batch_rows
+from .schema import check_version
+
+
+class BatchResult(NamedTuple):
+    """A filter's verdicts over a table: ``verdicts`` is true, false or null
+    (unknown) per row; ``fallback_rows`` counts the rows the per-message engine
+    evaluated; ``reason`` says why the filter has no kernel form (None when it
+    has one)."""
+    verdicts: pa.BooleanArray
+    fallback_rows: int
+    reason: str | None = None
+
+    @property
+    def kernel(self) -> bool:
+        return self.reason is None
+
+
+class _Prepared:
+    """What a filter needs for batches, made once per filter."""
+
+    def __init__(self, flt: Any) -> None:
+        from ..dialects import AMQP
+        self.plan: Plan = plan(flt.tree, AMQP.semantics) if flt.tree is not None else \
+            Plan(None, (), "the filter has no checked tree")
+        if self.plan.shape is not None and len(self.plan.atoms) > kernels.MAX_ATOMS:
+            self.plan = Plan(None, (), f"more than {kernels.MAX_ATOMS} predicates")
+        limits = flt.options.get("limits", DEFAULT_LIMITS)
+        self.atoms = [atom_rules.CompiledAtom(a, limits) for a in self.plan.atoms]
+        self.tag_plans: dict[tuple, atom_rules.TagPlan] = {}
+        self.lock = threading.Lock()
+
+    def tag_plan(self, index: int, tags: frozenset, rc: Any) -> atom_rules.TagPlan:
+        try:
+            key = (index, tags, rc)
+            hash(key)
+        except TypeError:
+            return atom_rules.plan_tags(self.atoms[index], set(tags), rc)
+        found = self.tag_plans.get(key)
+        if found is None:
+            found = atom_rules.plan_tags(self.atoms[index], set(tags), rc)
+            with self.lock:
+                if len(self.tag_plans) > 1024:
+                    self.tag_plans.clear()
+                self.tag_plans[key] = found
+        return found
+
+
+_prepared: "weakref.WeakKeyDictionary[Any, _Prepared]" = weakref.WeakKeyDictionary()
+_prepared_lock = threading.Lock()
+
+
+def prepared(flt: Any) -> _Prepared:
+    found = _prepared.get(flt)
+    if found is None:
+        found = _Prepared(flt)
+        with _prepared_lock:
+            _prepared[flt] = found
+    return found
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    """One array type per argument (numba compiles per signature)."""
+    if array.flags.writeable:
+        array = array.view()
+        array.flags.writeable = False
+    return array
+
+
+def _batches(data: pa.Table | pa.RecordBatch) -> list[pa.RecordBatch]:
+    if isinstance(data, pa.Table):
+        check_version(data.schema)
+        return data.to_batches()
+    if isinstance(data, pa.RecordBatch):
+        check_version(data.schema)
+        return [data]
+    raise TypeError(f"a message table is a pyarrow Table or RecordBatch, "
+                    f"not {type(data).__name__}")
+
+
+def evaluate(flt: Any, data: pa.Table | pa.RecordBatch,
+             receiving_connection: Any = None) -> BatchResult:
+    """The filter's verdict for every row of a message table."""
+    batches = _batches(data)
+    ready = prepared(flt)
+    parts, held = [], 0
+    for batch in batches:
+        if ready.plan.shape is None:
+            verdicts = _row_by_row(flt, batch, np.arange(batch.num_rows), receiving_connection)
+            parts.append(pa.array(verdicts, pa.bool_()))
+            held += batch.num_rows
+        else:
+            verdicts, count = _kernel_batch(flt, ready, batch, receiving_connection)
+            parts.append(verdicts)
+            held += count
+    if not parts:
+        verdicts = pa.array([], pa.bool_())
+    elif len(parts) == 1:
+        verdicts = parts[0]
+    else:
+        verdicts = pa.concat_arrays(parts)
+    return BatchResult(verdicts, held, ready.plan.reason)
+
+
+def _kernel_batch(flt: Any, ready: _Prepared, batch: pa.RecordBatch,
+                  rc: Any) -> tuple[pa.BooleanArray, int]:
+    n = batch.num_rows
+    schema = batch.schema
+    columns: dict[tuple, Any] = {}
+    args: list[np.ndarray] = []
+    for index, compiled in enumerate(ready.atoms):
+        field = compiled.field
+        arrays = columns.get(field)
+        if arrays is None:
+            arrays = columns[field] = field_arrays(batch, field)
+        tags = frozenset(possible_tags(schema, field))
+        rules = ready.tag_plan(index, tags, rc)
+        table = (atom_rules.string_table(compiled, rules, arrays.dictionary, rc)
+                 if rules.string_tags and arrays.dictionary else _NO_STRINGS)
+        modes, consts, values = rules.modes, rules.consts, _NO_VALUES
+        if rules.data_tags:
+            modes, consts, values = _by_value(compiled, rules, arrays, rc)
+        args += [*arrays[:11], modes, consts, rules.bools, rules.ints,
+                 rules.uints, rules.doubles, table, *values]
+    back = back_rows(batch, ready.plan.fields)
+    words = (n + 63) >> 6
+    out_v = np.zeros(max(words, 1), np.int64)
+    out_k = np.zeros(max(words, 1), np.int64)
+    kernel = kernels.compiled(ready.plan.shape)
+    held = 0
+    if n:
+        from .atompass import ARGS as ATOM_ARGS, atom_outcomes
+        outcomes = []
+        for at in range(0, len(args), len(ATOM_ARGS)):
+            out = np.empty(n, np.int8)
+            atom_outcomes(out, *[_readonly(a) for a in args[at: at + len(ATOM_ARGS)]])
+            outcomes.append(_readonly(out))
+        held = kernel(n, back, out_v, out_k, *outcomes)
+    if held:
+        rows = np.flatnonzero(back)
+        verdicts = _row_by_row(flt, batch, rows, rc)
+        known = np.array([v is not None for v in verdicts], bool)
+        true = np.array([v is True for v in verdicts], bool)
+        kb, vb = out_k.view(np.uint8), out_v.view(np.uint8)
+        for bits, which in ((kb, rows[known]), (vb, rows[true])):
+            np.bitwise_or.at(bits, which >> 3, (1 << (which & 7)).astype(np.uint8))
+    array = pa.BooleanArray.from_buffers(pa.bool_(), n, [pa.py_buffer(out_k),
+                                                         pa.py_buffer(out_v)])
+    return array, int(held)
+
+
+_NO_STRINGS = np.full((3, 1), atom_rules.BACK, np.int8)
+_NO_VALUES = (np.zeros(0, np.int64), np.zeros(0, np.int8), np.zeros(0, np.uint64),
+              np.zeros(0, np.int8), np.zeros(0, np.float64), np.zeros(0, np.int8))
+_VALUES_MODE = (atom_rules.VALUES_I, atom_rules.VALUES_U, atom_rules.VALUES_F)
+
+
+def _by_value(compiled: Any, rules: Any, arrays: Any, rc: Any) -> tuple:
+    """Resolve the tags an atom answers per value (``DATA``) for this batch: the
+    distinct values of the rows of such a tag, each run once. One tag per child
+    gets a value table; another is constant if all its values agree, else row
+    by row. NaN, -0.0 and infinities have their own entries already."""
+    from . import scan
+    modes, consts = rules.modes.copy(), rules.consts.copy()
+    values = list(_NO_VALUES)
+    counts = scan.histogram(arrays.tags)
+    children = ((arrays.i, arrays.iv), (arrays.u, arrays.uv), (arrays.f, arrays.fv))
+    taken = [False, False, False]
+    for tag in rules.data_tags:
+        modes[tag] = atom_rules.FALLBACK
+        if not counts[tag]:
+            continue
+        domain = atom_rules.DOMAIN_OF_TAG[tag]
+        present = np.unique(scan.gather(arrays.tags, tag, *children[domain]))
+        if domain == 2:   # the specials are pseudo tags
+            present = present[np.isfinite(present) & ~((present == 0) & np.signbit(present))]
+        if len(present) > atom_rules.MAX_DISTINCT:
+            continue
+        outcomes = atom_rules.value_outcomes(compiled, tag, present, rc)
+        if len(outcomes) and (outcomes == outcomes[0]).all():
+            modes[tag], consts[tag] = atom_rules.CONST, outcomes[0]
+        elif not taken[domain]:
+            taken[domain] = True
+            modes[tag] = _VALUES_MODE[domain]
+            values[2 * domain], values[2 * domain + 1] = present, outcomes
+    return modes, consts, values
+
+
+def _row_by_row(flt: Any, batch: pa.RecordBatch, rows: np.ndarray, rc: Any) -> list:
+    """The per-message engine on some rows; a row that cannot be read is unknown."""
+    evaluate = flt.evaluate
+    try:
+        views = batch_rows(batch.take(pa.array(rows, pa.int64())))
+    except Exception:
+        out = []
+        for r in rows:
+            try:
+                view = batch_rows(batch.slice(int(r), 1))[0]
+                out.append(evaluate(view, rc))
+            except Exception:
+                out.append(None)
+        return out
+    return [evaluate(view, rc) for view in views]
+
+
+def evaluate_batch(flt: Any, data: pa.Table | pa.RecordBatch,
+                   receiving_connection: Any = None) -> pa.BooleanArray:
+    """True, false or null (unknown) per row."""
+    return evaluate(flt, data, receiving_connection).verdicts
+
+
+def filter_table(flt: Any, table: pa.Table | pa.RecordBatch,
+                 receiving_connection: Any = None) -> pa.Table:
+    """The rows the filter matches (true; false and unknown are dropped)."""
+    return table.filter(evaluate(flt, table, receiving_connection).verdicts)
