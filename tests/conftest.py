@@ -12,3 +12,8 @@ from engines import ENGINES  # noqa: E402
 def engine(request):
     """Every engine filtex has (tests/engines.py): a guarantee holds in each."""
     return ENGINES[request.param]()
+
+# Compiled kernels are cached across runs in the checkout (ignored by git), not in ~/.cache.
+import os  # noqa: E402
+
+os.environ.setdefault("FILTEX_KERNEL_CACHE", str(Path(__file__).parent.parent / ".kernel-cache"))

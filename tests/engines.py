@@ -35,3 +35,40 @@ class RowEngine:
 
 
 ENGINES: dict[str, Callable[[], Any]] = {"row": RowEngine}
+
+
+class BatchEngine(RowEngine):
+    """The columnar engine: each message becomes a one-row message table
+    (``filtex.arrow``), evaluated by the filter's kernel (the per-message engine
+    for rows the kernel hands back). A message the table cannot hold (a value of
+    no exact AMQP class, bytes that do not decode) is refused by the builder with
+    a ValueError or TypeError naming it; here that message is unknown, as it would never reach
+    a table. The refusals are kept in ``refused`` so a test can look at them."""
+
+    name = "batch"
+
+    def __init__(self) -> None:
+        import filtex.arrow  # noqa: F401  (needs pyarrow and numba)
+        self.refused: list[str] = []
+
+    def evaluate(self, flt: filtex.Filter, messages: Iterable[Any]) -> list:
+        import filtex.arrow as fa
+        results = []
+        for message in messages:
+            try:
+                table = fa.message_table([message])
+            except (TypeError, ValueError) as problem:
+                assert str(problem), "a refusal names its problem"
+                self.refused.append(str(problem))
+                results.append(None)
+                continue
+            results.extend(flt.evaluate_batch(table).to_pylist())
+        return results
+
+
+try:
+    import numba  # noqa: F401
+    import pyarrow  # noqa: F401
+    ENGINES["batch"] = BatchEngine
+except ImportError:   # the columnar extra is not installed: the row engine alone
+    pass

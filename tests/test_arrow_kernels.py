@@ -1,0 +1,257 @@
+"""The batch engine's kernels agree with the per-message engine, row by row.
+
+Random filters of every dialect over random tables (absent, null and
+wrong-typed values, NaN, -0.0, huge integers, unicode); the exact interval
+arithmetic behind numeric comparisons; hostile tables whose tags and children
+disagree; slices and chunks; the kernel cache (shape sharing, the disk cache
+shared by processes). Conformance cases run through the kernels in
+test_arrow_table.py.
+"""
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from decimal import Decimal
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pytest.importorskip("numba")
+
+from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from proton import float32, timestamp, ubyte, ulong  # noqa: E402
+
+import filtex  # noqa: E402
+import filtex.arrow as fa  # noqa: E402
+from filtex.arrow import intervals, kernel  # noqa: E402
+from filtex.arrow.plan import plan  # noqa: E402
+from filtex.dialects import AMQP  # noqa: E402
+from filtex.runtime.values import encode_decimal  # noqa: E402
+
+from test_differential import (lenient_expression, lenient_messages, messages,  # noqa: E402
+                               predicate, typed_predicate)
+
+RANDOM = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def agree(flt, table, source, rc=None):
+    """The batch verdicts equal the per-message verdicts of the source messages."""
+    result = fa.evaluate(flt, table, rc)
+    want = [flt.evaluate(m, rc) for m in source]
+    assert result.verdicts.to_pylist() == want, (flt.text, result.fallback_rows)
+    return result
+
+
+def table_or_skip(source):
+    """A table of the messages; the differential generators also draw plain
+    ``Decimal`` values, which have no AMQP type and no place in a table."""
+    try:
+        return fa.message_table(source)
+    except (TypeError, ValueError):
+        assume(False)
+
+
+def compiled_or_skip(text, dialect):
+    try:
+        return filtex.compile_sql(text, dialect)
+    except filtex.FilterError:
+        assume(False)
+
+
+# --- random filters over random tables ----------------------------------------------------
+
+@pytest.mark.slow
+@RANDOM
+@given(st.one_of(typed_predicate(2), predicate(1)), st.lists(messages(), min_size=2, max_size=12))
+def test_random_amqp_filters_agree(text, source):
+    flt = compiled_or_skip(text, "amqp")
+    agree(flt, table_or_skip(source), source)
+
+
+@pytest.mark.slow
+@RANDOM
+@given(st.sampled_from(["jms", "rabbitmq"]).flatmap(
+    lambda d: st.tuples(st.just(d), lenient_expression(d, 2))),
+    st.lists(lenient_messages(), min_size=2, max_size=12))
+def test_random_lenient_filters_agree(dialect_text, source):
+    dialect, text = dialect_text
+    flt = compiled_or_skip(text, dialect)
+    agree(flt, table_or_skip(source), source)
+
+
+EDGE_VALUES = [None, True, False, 0, -1, 1, 2**53, 2**53 + 1, -(2**63), 2**63 - 1,
+               ulong(2**64 - 1), ulong(2**63), ubyte(255), 0.0, -0.0, 1.5, -1.5, math.nan,
+               math.inf, -math.inf, 2.0**53, float32(0.1), 9007199254740993.0, "1", "é",
+               "EU-été", "", "a%", timestamp(5), encode_decimal(Decimal("1.5"), 64)]
+EDGE_FILTERS = ["x = 0", "x <> 0", "x < 1.5", "x <= 1.5", "x > -1", "x >= 9007199254740993",
+                "x = 9007199254740993", "x BETWEEN -0.5 AND 2", "x NOT BETWEEN 0 AND 1",
+                "x IN (0, 1, 2, 9007199254740992)", "x NOT IN (1.5, -1)", "x > 1E308",
+                "x < -INF", "x <> NAN", "x = 18446744073709551615", "x > 0.1",
+                "x IS NULL", "NOT x IS NULL", "EXISTS(x)", "x LIKE 'E%'", "x = 'é'",
+                "NOT (x > 1)", "x % 2 = 1", "x * 2 > 3", "x = TRUE", "x"]
+
+
+@pytest.mark.parametrize("dialect", ["amqp", "jms", "rabbitmq"])
+def test_edge_values_of_every_type(dialect):
+    source = [filtex.Message()] + [filtex.Message(application_properties={"x": v})
+                                   for v in EDGE_VALUES]
+    table = fa.message_table(source)
+    checked = 0
+    for text in EDGE_FILTERS:
+        try:
+            flt = filtex.compile_sql(text, dialect)
+        except filtex.FilterError:
+            continue
+        agree(flt, table, source)
+        for row in range(len(source)):   # alone, so no other row's type is in the column
+            agree(flt, table.slice(row, 1), source[row:row + 1])
+        checked += 1
+    assert checked >= 12
+
+
+# --- exact intervals ------------------------------------------------------------------------
+
+constants = st.one_of(st.integers(-2**65, 2**65), st.floats(allow_nan=True),
+                      st.decimals(allow_nan=False, places=3, min_value=-10**20, max_value=10**20),
+                      st.sampled_from([2**53 + 1, 2.0**53, Decimal("0.1"), 0.1, -0.0]))
+
+
+@given(st.sampled_from(["=", "<>", "<", "<=", ">", ">="]), constants,
+       st.one_of(st.integers(-2**63, 2**63 - 1), st.integers(-5, 5)),
+       st.floats(allow_nan=False, allow_infinity=True).filter(lambda f: f != 0 or
+                                                              math.copysign(1, f) > 0))
+@settings(max_examples=400, deadline=None)
+def test_intervals_are_pythons_exact_comparisons(op, c, i, f):
+    py = {"=": lambda a, b: a == b, "<>": lambda a, b: a != b, "<": lambda a, b: a < b,
+          "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}[op]
+    assume(not (isinstance(c, Decimal) and c.is_nan()))
+    assert intervals.contains(intervals.compare(intervals.INT64, op, c), i) == py(i, c)
+    assert intervals.contains(intervals.compare(intervals.DOUBLE, op, c), f) == py(f, c)
+    if i >= 0:
+        assert intervals.contains(intervals.compare(intervals.UINT64, op, c), i) == py(i, c)
+
+
+# --- hostile and unusual tables --------------------------------------------------------------
+
+def _table_with_x(value_struct):
+    base = fa.message_table([filtex.Message(application_properties={"x": 1})] * len(value_struct))
+    ap = pa.StructArray.from_arrays([value_struct], names=["x"])
+    return base.set_column(base.schema.get_field_index("application_properties"),
+                           base.schema.field("application_properties").with_type(ap.type), [ap])
+
+
+def test_tags_and_children_that_disagree_go_row_by_row():
+    tags = pa.array([10, 10, 100, 20, 12, -3], pa.int8())
+    ints = pa.array([5, None, 5, 5, 5, 5], pa.int64())
+    floats = pa.array([None, None, None, None, None, 1.0], pa.float64())
+    strings = pa.array(["a", "a", "a", None, "a", "a"]).dictionary_encode()
+    struct = pa.StructArray.from_arrays([tags, ints, floats, strings], names=["t", "i", "f", "s"])
+    table = _table_with_x(struct)
+    flt = filtex.compile_sql("x = 5")
+    with pytest.raises(ValueError, match="unknown AMQP type tag"):
+        fa.evaluate_rows(flt, table)   # the row views refuse tags 100 and -3
+    result = fa.evaluate(flt, table)
+    # the good row is decided; each bad row (a child missing under its tag, an unknown
+    # tag) takes the per-message path, where its view reads NULL or is refused: unknown
+    assert result.verdicts.to_pylist() == [True, None, None, None, None, None]
+    assert result.fallback_rows == 5
+
+
+def test_dictionary_codes_out_of_range_never_read_out_of_bounds():
+    dictionary = pa.array(["a", "b"])
+    indices = pa.array([0, 1, 7, -1], pa.int32())
+    strings = pa.DictionaryArray.from_arrays(indices, dictionary, safe=False)
+    struct = pa.StructArray.from_arrays([pa.array([20] * 4, pa.int8()), strings],
+                                        names=["t", "s"])
+    table = _table_with_x(struct)
+    result = fa.evaluate(filtex.compile_sql("x = 'b'"), table)
+    assert result.verdicts.to_pylist()[:2] == [False, True]
+    assert result.fallback_rows == 2
+
+
+def test_residual_entries_go_row_by_row():
+    schema = fa.message_table([filtex.Message(application_properties={"x": 1})]).schema
+    source = [filtex.Message(application_properties={"x": v}) for v in (1, "one", 2.5, None)]
+    table = fa.message_table(source, schema=schema)   # only an int child: the rest is residual
+    result = agree(filtex.compile_sql("x > 0"), table, source)
+    assert result.fallback_rows == 2   # "one" and 2.5 (None is the null tag)
+
+
+def test_slices_chunks_and_parquet_row_groups(tmp_path):
+    import pyarrow.parquet as pq
+    source = [filtex.Message(application_properties={"x": i % 7, "s": f"v{i % 5}"},
+                             header={"priority": ubyte(i % 10)}) for i in range(3000)]
+    table = fa.message_table(source)
+    flt = filtex.compile_sql("x BETWEEN 2 AND 5 AND (s LIKE 'v1%' OR h.priority > 6)")
+    agree(flt, table.slice(1001, 777), source[1001:1778])
+    chunked = pa.concat_tables([table.slice(0, 1000), table.slice(1000)])
+    assert chunked.column(0).num_chunks == 2
+    agree(flt, chunked, source)
+    pq.write_table(table, tmp_path / "m.parquet", row_group_size=256)
+    for batch in fa.read_batches(tmp_path / "m.parquet"):
+        assert fa.evaluate(flt, batch).fallback_rows == 0
+    agree(flt, fa.read(tmp_path / "m.parquet"), source)
+
+
+def test_filters_without_a_kernel_form_say_why_and_still_agree():
+    source = [filtex.Message(application_properties={"a": i, "b": 3 - i}) for i in range(5)]
+    flt = filtex.compile_sql("a = b")
+    result = agree(flt, fa.message_table(source), source)
+    assert not result.kernel and "several fields" in result.reason
+    assert result.fallback_rows == 5
+
+
+def test_group_and_set_filters_run_as_kernels():
+    source = [filtex.Message(application_properties={"a": i % 3, "s": "x" * (i % 2)},
+                             properties={"subject": f"t.{i % 4}"}) for i in range(40)]
+    table = fa.message_table(source)
+    flt = filtex.compile_filter_set({
+        "sql": ("amqp:sql-filter", "a > 0"),
+        "topic": ("apache.org:legacy-amqp-topic-binding:string", "t.*"),
+        "props": ("amqp:application-properties-filter", {"s": "x"})})
+    result = agree(flt, table, source)
+    assert result.kernel and result.fallback_rows == 0
+
+
+def test_no_local_reads_the_connection_column():
+    source = [filtex.Message(connection=c, application_properties={"a": 1})
+              for c in ("c1", "c2", None)]
+    flt = filtex.compile_filter(("apache.org:no-local-filter:list", []))
+    table = fa.message_table(source)
+    for rc in ("c1", "c2", None):
+        agree(flt, table, source, rc)
+
+
+# --- the kernel cache -------------------------------------------------------------------------
+
+def test_constants_do_not_change_the_kernel():
+    a = plan(filtex.compile_sql("customer_id = 17").tree, AMQP.semantics)
+    b = plan(filtex.compile_sql("customer_id = 4711 ").tree, AMQP.semantics)
+    c = plan(filtex.compile_sql("NOT (region LIKE 'EU%')").tree, AMQP.semantics)
+    assert a.shape == b.shape == c.shape == ("atom",)
+    assert kernel.compiled(a.shape) is kernel.compiled(b.shape)
+
+
+def test_the_disk_cache_is_shared_by_processes(tmp_path):
+    """Two processes compile the same new shape at once into one directory; both
+    agree with the per-message engine, and the directory holds one module."""
+    script = (
+        "import filtex, filtex.arrow as fa\n"
+        "f = filtex.compile_sql('(a = 1 OR a = 2) AND NOT (b = 3 OR b = 4 OR b = 5)')\n"
+        "ms = [filtex.Message(application_properties={'a': i % 3, 'b': i % 6}) for i in range(50)]\n"
+        "assert fa.evaluate_batch(f, fa.message_table(ms)).to_pylist() == "
+        "[f.evaluate(m) for m in ms]\n")
+    env = dict(os.environ, FILTEX_KERNEL_CACHE=str(tmp_path))
+    procs = [subprocess.Popen([sys.executable, "-c", script], env=env) for _ in range(2)]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    assert len(list(tmp_path.glob("filtex_kernel_*.py"))) == 1
+    assert list((tmp_path / "__pycache__").glob("filtex_kernel_*.nbi"))
+
+
+def test_importing_filtex_arrow_does_not_import_numba():
+    code = ("import sys, filtex, filtex.arrow; assert 'numba' not in sys.modules; "
+            "import filtex.arrow.engine; assert 'numba' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
