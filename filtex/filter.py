@@ -73,18 +73,19 @@ class Filter:
             self._explainer = Explainer(self)
         return self._explainer.explain(message, receiving_connection)
 
-    def evaluate_batch(self, data: Any, receiving_connection: Any = None) -> Any:
-        """The verdict for every row of a message table (``filtex.arrow``): a
+    def evaluate_batch(self, data: Any, receiving_connection: Any = None, **options: Any) -> Any:
+        """The verdict for every row of a message table (``filtex.arrow``), or of a
+        flat table whose columns are properties (``mapping=``, ``nulls=``): a
         ``pyarrow.BooleanArray``, null where unknown. Compiled numba kernels where
         the filter has a kernel form, the per-message engine for the rest
         (``filtex.arrow.evaluate`` also says how many rows took it)."""
         from .arrow.engine import evaluate_batch
-        return evaluate_batch(self, data, receiving_connection)
+        return evaluate_batch(self, data, receiving_connection, **options)
 
-    def filter_table(self, table: Any, receiving_connection: Any = None) -> Any:
-        """The rows of a message table the filter matches (true)."""
+    def filter_table(self, table: Any, receiving_connection: Any = None, **options: Any) -> Any:
+        """The rows of a message table (or flat table) the filter matches (true)."""
         from .arrow.engine import filter_table
-        return filter_table(self, table, receiving_connection)
+        return filter_table(self, table, receiving_connection, **options)
 
     def _why_unknown(self, message: Any, receiving_connection: Any) -> str:
         """Why a result is unknown when no evaluation failed: the fields that were

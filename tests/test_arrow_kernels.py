@@ -255,3 +255,72 @@ def test_importing_filtex_arrow_does_not_import_numba():
     code = ("import sys, filtex, filtex.arrow; assert 'numba' not in sys.modules; "
             "import filtex.arrow.engine; assert 'numba' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- flat tables ------------------------------------------------------------------------------
+
+def test_flat_columns_read_as_the_amqp_types_their_arrow_types_stand_for():
+    from proton import byte, float32, int32, short, ubyte, uint, ulong, ushort
+    columns = {
+        "b8": (pa.int8(), byte, [1, -5, None]), "s16": (pa.int16(), short, [2, None, -7]),
+        "i32": (pa.int32(), int32, [3, 4, None]), "l64": (pa.int64(), int, [2**53 + 1, -1, 0]),
+        "u8": (pa.uint8(), ubyte, [255, 0, None]), "u16": (pa.uint16(), ushort, [1, 2, 3]),
+        "u32": (pa.uint32(), uint, [None, 7, 2**32 - 1]),
+        "u64": (pa.uint64(), ulong, [2**64 - 1, 0, 5]),
+        "f32": (pa.float32(), float32, [0.5, None, -1.5]),
+        "f64": (pa.float64(), float, [math.nan, -0.0, 2.5]),
+        "ok": (pa.bool_(), bool, [True, None, False]),
+        "s": (pa.string(), str, ["EU-été", "", None]),
+        "raw": (pa.binary(), bytes, [b"\x00", None, b"ab"]),
+    }
+    table = pa.table({name: pa.array(values, typ) for name, (typ, _, values) in columns.items()})
+    source = [filtex.Message(application_properties={
+        name: cls(values[row]) for name, (_, cls, values) in columns.items()
+        if values[row] is not None}) for row in range(3)]
+    texts = [f"{name} IS NULL OR {name} = {name}" for name in columns] + [
+        "b8 < 0", "s16 > -10", "i32 BETWEEN 3 AND 4", "l64 = 9007199254740993", "u8 = 255",
+        "u32 > 7", "u64 > 9223372036854775807", "f32 < 0", "f64 <> 0", "ok", "NOT ok",
+        "s LIKE 'EU%'", "s = ''", "EXISTS(i32)", "raw IS NOT NULL"]
+    for dialect in ("amqp", "jms", "rabbitmq"):
+        for text in texts:
+            try:
+                flt = filtex.compile_sql(text, dialect)
+            except filtex.FilterError:
+                continue
+            assert fa.evaluate_batch(flt, table).to_pylist() == [
+                flt.evaluate(m) for m in source], (dialect, text)
+
+
+def test_flat_mapping_to_header_and_properties_and_nulls():
+    table = pa.table({"prio": pa.array([1, 9, None], pa.int64()), "subj": ["a", None, "c"],
+                      "at": pa.array([5, None, 7], pa.timestamp("ms")), "k": [1, None, 2]})
+    mapping = {"prio": ("header", "priority"), "subj": ("properties", "subject"),
+               "at": ("properties", "creation-time"), "k": ("message_annotations", "x-k")}
+    source = [filtex.Message(header={"priority": ubyte(1)}, properties={
+        "subject": "a", "creation-time": timestamp(5)},
+        message_annotations={filtex_symbol("x-k"): 1}),
+        filtex.Message(header={"priority": ubyte(9)}),
+        filtex.Message(properties={"subject": "c", "creation-time": timestamp(7)},
+                       message_annotations={filtex_symbol("x-k"): 2})]
+    for text in ["h.priority > 4", "p.subject = 'a' OR p.creation_time > 6", "m.[x-k] = 2",
+                 "EXISTS(m.[x-k])"]:
+        flt = filtex.compile_sql(text)
+        assert fa.evaluate_batch(flt, table, mapping=mapping).to_pylist() == [
+            flt.evaluate(m) for m in source], text
+    # nulls="null": a null cell is a present null value (EXISTS sees it)
+    flt = filtex.compile_sql("EXISTS(m.[x-k])")
+    assert fa.evaluate_batch(flt, table, mapping=mapping, nulls="null").to_pylist() == [
+        True, True, True]
+    kept = fa.filter_table(filtex.compile_sql("h.priority > 4"), table, mapping=mapping)
+    assert kept.column_names == table.column_names and kept.num_rows == 1
+    with pytest.raises(ValueError, match="header field 'priority'"):
+        fa.evaluate_batch(flt, pa.table({"p": [300]}), mapping={"p": ("header", "priority")})
+    with pytest.raises(ValueError, match="no AMQP type"):
+        fa.evaluate_batch(flt, pa.table({"d": pa.array([1], pa.decimal128(5, 2))}))
+    with pytest.raises(ValueError, match="does not have"):
+        fa.evaluate_batch(flt, table, mapping={"nope": "x"})
+
+
+def filtex_symbol(text):
+    from proton import symbol
+    return symbol(text)

@@ -19,11 +19,12 @@ from __future__ import annotations
 from .build import message_table
 from .read import read, read_batches
 from .engine import BatchResult, evaluate, evaluate_batch, filter_table
+from .flat import message_table_of
 from .kernel import cache_directory, set_cache_directory
 from .rows import RowMessage, batch_rows, evaluate_rows, messages
 from .schema import METADATA_KEY, SCHEMA_VERSION, TAG_NAMES, message_schema
 
 __all__ = ["BatchResult", "METADATA_KEY", "RowMessage", "SCHEMA_VERSION", "TAG_NAMES",
            "batch_rows", "cache_directory", "evaluate", "evaluate_batch", "evaluate_rows",
-           "filter_table", "message_schema", "message_table", "messages", "read",
+           "filter_table", "message_schema", "message_table", "message_table_of", "messages", "read",
            "read_batches", "set_cache_directory"]

@@ -24,7 +24,7 @@ from . import kernel as kernels
 from .columns import back_rows, field_arrays, possible_tags
 from .plan import Plan, plan
 from .rows import batch_rows
-from .schema import check_version
+from .schema import METADATA_KEY, check_version
 
 
 class BatchResult(NamedTuple):
@@ -92,21 +92,26 @@ def _readonly(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def _batches(data: pa.Table | pa.RecordBatch) -> list[pa.RecordBatch]:
-    if isinstance(data, pa.Table):
-        check_version(data.schema)
-        return data.to_batches()
-    if isinstance(data, pa.RecordBatch):
-        check_version(data.schema)
-        return [data]
-    raise TypeError(f"a message table is a pyarrow Table or RecordBatch, "
-                    f"not {type(data).__name__}")
+def _batches(data: pa.Table | pa.RecordBatch, mapping: Any, nulls: str) -> list[pa.RecordBatch]:
+    """The message table batches of ``data``; a flat table (no message table
+    metadata, or a ``mapping`` given) is laid out as one first (``flat.py``)."""
+    if not isinstance(data, (pa.Table, pa.RecordBatch)):
+        raise TypeError(f"a message table is a pyarrow Table or RecordBatch, "
+                        f"not {type(data).__name__}")
+    meta = data.schema.metadata or {}
+    if mapping is not None or METADATA_KEY not in meta:
+        from .flat import message_batch_of
+        batches = data.to_batches() if isinstance(data, pa.Table) else [data]
+        return [message_batch_of(b, mapping, nulls=nulls) for b in batches]
+    check_version(data.schema)
+    return data.to_batches() if isinstance(data, pa.Table) else [data]
 
 
-def evaluate(flt: Any, data: pa.Table | pa.RecordBatch,
-             receiving_connection: Any = None) -> BatchResult:
-    """The filter's verdict for every row of a message table."""
-    batches = _batches(data)
+def evaluate(flt: Any, data: pa.Table | pa.RecordBatch, receiving_connection: Any = None, *,
+             mapping: Any = None, nulls: str = "absent") -> BatchResult:
+    """The filter's verdict for every row of a message table, or of a flat table
+    whose columns are fields (``mapping``, ``nulls``: see ``flat.py``)."""
+    batches = _batches(data, mapping, nulls)
     ready = prepared(flt)
     parts, held = [], 0
     for batch in batches:
@@ -229,12 +234,13 @@ def _row_by_row(flt: Any, batch: pa.RecordBatch, rows: np.ndarray, rc: Any) -> l
 
 
 def evaluate_batch(flt: Any, data: pa.Table | pa.RecordBatch,
-                   receiving_connection: Any = None) -> pa.BooleanArray:
+                   receiving_connection: Any = None, **options: Any) -> pa.BooleanArray:
     """True, false or null (unknown) per row."""
-    return evaluate(flt, data, receiving_connection).verdicts
+    return evaluate(flt, data, receiving_connection, **options).verdicts
 
 
 def filter_table(flt: Any, table: pa.Table | pa.RecordBatch,
-                 receiving_connection: Any = None) -> pa.Table:
-    """The rows the filter matches (true; false and unknown are dropped)."""
-    return table.filter(evaluate(flt, table, receiving_connection).verdicts)
+                 receiving_connection: Any = None, **options: Any) -> pa.Table:
+    """The rows the filter matches (true; false and unknown are dropped), as they
+    are in ``table`` (a flat table stays flat)."""
+    return table.filter(evaluate(flt, table, receiving_connection, **options).verdicts)
