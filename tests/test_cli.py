@@ -13,7 +13,7 @@ import pytest
 import filtex
 from filtex.cli import main
 from filtex.cli.progress import Progress
-from filtex.files import read_records
+from filtex.files import read_messages, read_records
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -510,3 +510,32 @@ def test_match_strict_refuses_a_missing_input_before_creating_outputs(capsys, tm
                        ORDERS_JSONL, "-o", out)
     assert code == 2 and "missing.jsonl: cannot read: No such file" in err
     assert out.read_bytes() == b"kept\n"
+
+
+# --- message tables (Parquet, Arrow IPC) through the batch engine ------------------------------
+
+@pytest.mark.parametrize("fmt", ["parquet", "ipc"])
+def test_match_reads_message_tables_and_writes_them(capsys, tmp_path, fmt):
+    fa = pytest.importorskip("filtex.arrow")
+    pytest.importorskip("numba")
+    import pyarrow.ipc as ipc
+    import pyarrow.parquet as pq
+    table = fa.read(ORDERS_JSONL)
+    path = tmp_path / f"orders.{fmt}"
+    if fmt == "parquet":
+        pq.write_table(table, path, row_group_size=7)   # several batches
+    else:
+        with ipc.new_file(path, table.schema) as writer:
+            writer.write_table(table, max_chunksize=9)
+    flt = filtex.compile_sql(EU_BIG)
+    want = [flt.evaluate(m) for m in read_messages(ORDERS_JSONL)]
+    code, out, _ = run(capsys, "match", "--count", EU_BIG, path)
+    assert code == 0 and f"{want.count(True)}" in out.splitlines()[1].split()
+    for invert in (False, True):
+        target = tmp_path / f"out-{invert}.{fmt}"
+        argv = ["match", EU_BIG, path, "-o", target] + (["--invert"] if invert else [])
+        assert run(capsys, *argv)[0] == 0
+        got = fa.read(target)
+        assert got.num_rows == sum((w is True) != invert for w in want)
+        assert fa.evaluate_batch(flt, got).to_pylist() == [
+            w for w in want if (w is True) != invert]

@@ -10,6 +10,10 @@ read, byte for byte (a line and its newline, or the frame's size and bytes).
 With several ``--filter NAME=TEXT`` each subscription gets its own output, as
 a broker gives each subscriber its own queue: ``-o`` is a template holding
 ``{name}`` (``-o 'out/{name}.amqp'``); with ``--count`` no output is needed.
+
+Parquet and Arrow IPC files of message tables (``filtex.arrow``) are read a
+record batch at a time and evaluated by the batch engine (numba kernels);
+each subscription's matching rows are written in the input's format.
 """
 from __future__ import annotations
 
@@ -70,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
             matcher.progress.clear()
             return BAD
         finally:
+            matcher.close_writers()
             for sub in subscriptions:
                 if sub.output is not None:
                     sub.output.flush()
@@ -156,6 +161,7 @@ class _Matcher:
         self.failed = False   # an input could not be read at all
         self.unreadable = Unreadable()
         self.progress = Progress(sys.stderr)
+        self.writers: dict[str, Any] = {}   # a table writer per subscription (Parquet, IPC)
         if self.writing and _same_terminal(sys.stdout, sys.stderr):
             self.progress.enabled = False   # it would be drawn among the messages written
         self.start = time.perf_counter()
@@ -167,6 +173,10 @@ class _Matcher:
     def read(self, source: str) -> None:
         """Every record of one input, a batch at a time."""
         shown = "<stdin>" if source == "-" else source
+        columnar = _columnar_format(source) if self.args.format is None else None
+        if columnar is not None:
+            self.read_table(source, shown, columnar)
+            return
         try:
             records = read_records(source, self.args.format)
             first = next(records, None)
@@ -201,6 +211,69 @@ class _Matcher:
             if stop:
                 raise _Stop
 
+    def read_table(self, source: str, shown: str, fmt: str) -> None:
+        """A Parquet or Arrow IPC message table, a record batch at a time, through
+        the batch engine."""
+        from ..arrow import read_batches
+        if not self.use_format(fmt, shown):
+            return
+        try:
+            for batch in read_batches(source):
+                self.evaluate_table(batch)
+        except (OSError, ValueError) as error:
+            self.error(f"{shown}: {_why(error)}")
+            self.failed = True
+            if self.args.strict:
+                raise _Stop from None
+
+    def evaluate_table(self, batch: Any) -> None:
+        """Every subscription over one record batch with the batch engine."""
+        import pyarrow.compute as pc
+        from ..arrow import evaluate
+        from ..arrow.rows import batch_rows
+        count = batch.num_rows
+        self.messages += count
+        clock = time.perf_counter
+        for sub in self.subscriptions:
+            started = clock()
+            verdicts = evaluate(sub.filter, batch).verdicts
+            sub.seconds += clock() - started
+            sub.evaluated += count
+            sub.matched += verdicts.true_count
+            unknown = verdicts.null_count
+            if unknown:
+                sub.unknown += unknown
+                room = sub.sample - sum(sub.reasons.values())
+                if room > 0:
+                    rows = pc.indices_nonzero(verdicts.is_null())[:room]
+                    for view in batch_rows(batch.take(rows)):
+                        sub.reasons[sub.filter.outcome(view).reason or "unknown"] += 1
+            if sub.output is not None:
+                keep = pc.fill_null(verdicts, False)
+                self.write_table(sub, batch.filter(pc.invert(keep) if self.args.invert
+                                                   else keep))
+        if self.progress.enabled:
+            self.progress.update(self.messages, sum(s.matched for s in self.subscriptions),
+                                 sum(s.unknown for s in self.subscriptions))
+
+    def write_table(self, sub: Subscription, rows: Any) -> None:
+        writer = self.writers.get(sub.name)
+        if writer is None:
+            if self.output_format == "parquet":
+                import pyarrow.parquet as pq
+                writer = pq.ParquetWriter(sub.output, rows.schema)
+            else:
+                import pyarrow.ipc as ipc
+                writer = ipc.new_file(sub.output, rows.schema)
+            self.writers[sub.name] = writer
+        if rows.num_rows:
+            writer.write_batch(rows) if self.output_format == "ipc" else writer.write(rows)
+
+    def close_writers(self) -> None:
+        for writer in self.writers.values():
+            writer.close()
+        self.writers.clear()
+
     def use_format(self, fmt: str, shown: str) -> bool:
         """Outputs hold one format, the first input's: a later input of the
         other format cannot be copied byte for byte, so it is skipped."""
@@ -209,8 +282,9 @@ class _Matcher:
         if self.output_format is None:
             buffer = getattr(sys.stdout, "buffer", None)
             stdout = any(sub.output is buffer for sub in self.subscriptions)
-            if fmt == "amqp" and stdout and sys.stdout.isatty():
-                raise CommandError("not writing framed AMQP messages to a terminal: use "
+            if fmt != "jsonl" and stdout and sys.stdout.isatty():
+                shown_format = {"amqp": "framed AMQP", "parquet": "Parquet", "ipc": "Arrow IPC"}
+                raise CommandError(f"not writing {shown_format[fmt]} messages to a terminal: use "
                                    "-o FILE or --count")
             self.output_format = fmt
             return True
@@ -283,6 +357,22 @@ class _Matcher:
         selected = sum(s.not_matched + s.unknown if args.invert else s.matched
                        for s in self.subscriptions)
         return OK if selected else NO_MATCH
+
+
+def _columnar_format(source: str) -> str | None:
+    """``parquet`` or ``ipc`` for a file of a message table, else None."""
+    if source == "-":
+        return None
+    try:
+        with open(source, "rb") as stream:
+            head = stream.read(8)
+    except OSError:
+        return None   # read_records reports it
+    if head[:4] == b"PAR1":
+        return "parquet"
+    if head[:6] == b"ARROW1" or head[:4] == b"\xff\xff\xff\xff":
+        return "ipc"
+    return None
 
 
 def _batches(records: Iterator) -> Iterator[list]:
