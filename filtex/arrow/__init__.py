@@ -26,5 +26,5 @@ from .schema import METADATA_KEY, SCHEMA_VERSION, TAG_NAMES, message_schema
 
 __all__ = ["BatchResult", "METADATA_KEY", "RowMessage", "SCHEMA_VERSION", "TAG_NAMES",
            "batch_rows", "cache_directory", "evaluate", "evaluate_batch", "evaluate_rows",
-           "filter_table", "message_schema", "message_table", "message_table_of", "messages", "read",
-           "read_batches", "set_cache_directory"]
+           "filter_table", "message_schema", "message_table", "message_table_of", "messages",
+           "read", "read_batches", "set_cache_directory"]

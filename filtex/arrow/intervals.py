@@ -137,7 +137,8 @@ def intersect(a: list[Interval], b: list[Interval]) -> list[Interval]:
 def union(domain: Domain, spans: list[Interval]) -> list[Interval]:
     out: list[list] = []
     for lo, hi in sorted(spans):
-        if out and (out[-1][1] >= lo or (out[-1][1] < domain.hi and domain.succ(out[-1][1]) >= lo)):
+        last = out[-1][1] if out else None
+        if out and (last >= lo or (last < domain.hi and domain.succ(last) >= lo)):
             out[-1][1] = max(out[-1][1], hi)
         else:
             out.append([lo, hi])
