@@ -167,9 +167,12 @@ def test_unstorable_values_are_refused_clearly():
         fa.message_table([filtex.Message(connection=7)])
     with pytest.raises(ValueError, match="message 0: not a readable message"):
         fa.message_table([b"\x00\x53\x74\xc1\x09"])
-    plain = pa.table({"x": [1]})
-    with pytest.raises(ValueError, match="not a filtex message table"):
-        fa.evaluate_batch(filtex.compile_sql("a = 1"), plain)
+    plain = pa.table({"a": [1]})   # a flat table: its columns are application properties
+    assert fa.evaluate_batch(filtex.compile_sql("a = 1"), plain).to_pylist() == [True]
+    other = fa.message_table([{}])
+    other = other.replace_schema_metadata({b"filtex.message-table": b"99"})
+    with pytest.raises(ValueError, match="version '99' is not supported"):
+        fa.evaluate_batch(filtex.compile_sql("a = 1"), other)
 
 
 def test_empty_table_and_import_isolation():

@@ -129,7 +129,7 @@ class CompiledAtom:
         self.on_message = _function(node, atom.semantics, limits, MessageAccessor())
         self.on_value = (_function(node, atom.semantics, limits, VALUE_ACCESSOR)
                          if atom.field[0] not in ("body", "none") else None)
-        self.numeric = numeric_form(atom.node)
+        self.numeric = numeric_form(atom.node, lambda n: constant(n, atom.semantics, limits))
 
     def message(self, value: Any = None, present: bool = True) -> Message:
         section, key = self.field
@@ -146,15 +146,48 @@ class CompiledAtom:
         return run(self.on_message, self.message(value), rc)
 
 
-def numeric_form(node: ast.Node) -> list | None:
-    """``[(op, constant), ...]`` conjunction form of a comparison of the field
-    itself with numeric constants, ``("in", constants)``, with a trailing
-    negation flag; None for any other atom."""
+_FAILED = object()
+_READS = (ast.Field, ast.Body, ast.NoLocal, ast.Derived, ast.PropertyMatch, ast.HeaderMatch,
+          ast.Topic, ast.Direct)
+
+
+def constant(node: ast.Node, semantics: Any, limits: Any) -> Any:
+    """The value of an expression that reads no field (``DATE('2025-01-01')``,
+    ``2 * 50``), computed by the per-message engine's own code; ``_FAILED`` when
+    it reads the message or the clock (``UTC()``) or fails."""
+    for sub in ast.walk(node):
+        if isinstance(sub, _READS) or (isinstance(sub, ast.Call) and sub.name == "UTC"):
+            return _FAILED
+    generator = RowGenerator(semantics=semantics, limits=limits)
+    generator.depth = 2
+    result = generator.value(node)
+    source = "\n".join(
+        ["def evaluate(message, receiving_connection=None, _mode=None):", "    try:"]
+        + ["        " + line for line in generator.prologue] + generator.lines
+        + [f"        return {result}", "    except Exception:", "        return _FAILED"]) + "\n"
+    generator.namespace["_FAILED"] = _FAILED
+    evaluate, _ = load(source, generator.namespace, "constant")
+    return evaluate(Message())
+
+
+def numeric_form(node: ast.Node, fold: Callable[[ast.Node], Any] = lambda n: _FAILED
+                 ) -> list | None:
+    """``["cmp", op, c, negated]``, ``["between", lo, hi, negated]`` or ``["in",
+    constants, negated]`` for a comparison of the field itself with numeric
+    constants (``fold`` computes an operand that reads no field); None for any
+    other atom."""
     def number(n: ast.Node) -> Any:
-        if not isinstance(n, ast.Literal):
+        if isinstance(n, ast.Literal):
+            v = n.value
+        elif isinstance(n, ast.Field):
             return None
-        v = n.value
+        else:
+            v = fold(n)
+            if v is _FAILED:
+                return None
         cls = type(v)
+        if cls is timestamp:
+            return int(v)
         if cls is bool or v is None:
             return None
         if cls is float or cls is Decimal or cls in INT_CLASSES:
@@ -164,14 +197,15 @@ def numeric_form(node: ast.Node) -> list | None:
         return None
 
     if isinstance(node, ast.Not):   # NOT of a comparison: its complement
-        inner = numeric_form(node.operand)
+        inner = numeric_form(node.operand, fold)
         if inner is None:
             return None
         return inner[:-1] + [not inner[-1]]
     if isinstance(node, ast.Compare):
         left, right, op = node.left, node.right, node.op
-        if isinstance(left, ast.Literal):
-            left, right, op = right, left, {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
+        if isinstance(right, ast.Field) and not isinstance(left, ast.Field):
+            left, right = right, left
+            op = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
         c = number(right)
         if isinstance(left, ast.Field) and c is not None:
             return ["cmp", op, c, False]
@@ -292,18 +326,3 @@ def value_outcomes(compiled: CompiledAtom, tag: int, values: np.ndarray, rc: Any
     convert = float if tag in FLOAT_TAGS else int
     fn = compiled.on_value
     return np.array([run(fn, cls(convert(v)), rc) for v in values.tolist()], np.int8)
-
-
-def string_table(compiled: CompiledAtom, p: TagPlan, dictionary: list, rc: Any) -> np.ndarray:
-    """The atom's outcome for each (string tag variant, dictionary entry)."""
-    table = np.full((3, max(len(dictionary), 1)), BACK, np.int8)
-    fn = compiled.on_value
-    for tag in p.string_tags:
-        cls = STRING_TAGS[tag]
-        row = table[STRING_VARIANT[tag]]
-        if tag == CHAR:
-            values = [cls(s) if s is not None and len(s) == 1 else None for s in dictionary]
-        else:
-            values = [None if s is None else (s if cls is str else cls(s)) for s in dictionary]
-        row[:len(values)] = [BACK if v is None else run(fn, v, rc) for v in values]
-    return table

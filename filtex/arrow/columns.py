@@ -39,7 +39,7 @@ class FieldArrays(NamedTuple):
     cv: np.ndarray
     b: np.ndarray
     bv: np.ndarray
-    dictionary: list
+    dictionary: pa.Array | None   # of the string codes ``c``
 
 
 _EMPTY = {np.int64: np.zeros(0, np.int64), np.uint64: np.zeros(0, np.uint64),
@@ -67,7 +67,7 @@ def _validity(array: pa.Array) -> np.ndarray:
     return _bits(array.buffers()[0], array.offset, len(array))
 
 
-def _strings(array: pa.Array) -> tuple[np.ndarray, np.ndarray, list]:
+def _strings(array: pa.Array) -> tuple[np.ndarray, np.ndarray, pa.Array]:
     """(codes, validity, dictionary) of a dictionary or plain string column."""
     if not pa.types.is_dictionary(array.type):
         if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
@@ -79,7 +79,9 @@ def _strings(array: pa.Array) -> tuple[np.ndarray, np.ndarray, list]:
     dictionary = array.dictionary
     if not (pa.types.is_string(dictionary.type) or pa.types.is_large_string(dictionary.type)):
         raise _Unreadable
-    return _values(indices, np.int32), _validity(indices), dictionary.to_pylist()
+    if pa.types.is_large_string(dictionary.type):
+        dictionary = dictionary.cast(pa.string())
+    return _values(indices, np.int32), _validity(indices), dictionary
 
 
 class _Unreadable(Exception):
@@ -96,7 +98,7 @@ def _empty(n: int, tags: np.ndarray | None = None) -> FieldArrays:
     zeros = np.zeros(nb, np.uint8)
     return FieldArrays(np.zeros(n, np.uint8) if tags is None else tags,
                        _EMPTY[np.int64], zeros, _EMPTY[np.uint64], zeros, _EMPTY[np.float64],
-                       zeros, _EMPTY[np.int32], zeros, _EMPTY[np.uint8], zeros, [])
+                       zeros, _EMPTY[np.int32], zeros, _EMPTY[np.uint8], zeros, None)
 
 
 def _column(batch: pa.RecordBatch, name: str) -> pa.Array | None:

@@ -24,7 +24,8 @@ from . import kernel as kernels
 from .columns import back_rows, field_arrays, possible_tags
 from .plan import Plan, plan
 from .rows import batch_rows
-from .schema import METADATA_KEY, check_version
+from .schema import METADATA_KEY, check_version, rest_column
+from .strings import string_table
 
 
 class BatchResult(NamedTuple):
@@ -50,6 +51,7 @@ class _Prepared:
             Plan(None, (), "the filter has no checked tree")
         if self.plan.shape is not None and len(self.plan.atoms) > kernels.MAX_ATOMS:
             self.plan = Plan(None, (), f"more than {kernels.MAX_ATOMS} predicates")
+        self.columns = _columns_read(flt.tree)
         limits = flt.options.get("limits", DEFAULT_LIMITS)
         self.atoms = [atom_rules.CompiledAtom(a, limits) for a in self.plan.atoms]
         self.tag_plans: dict[tuple, atom_rules.TagPlan] = {}
@@ -145,8 +147,9 @@ def _kernel_batch(flt: Any, ready: _Prepared, batch: pa.RecordBatch,
             arrays = columns[field] = field_arrays(batch, field)
         tags = frozenset(possible_tags(schema, field))
         rules = ready.tag_plan(index, tags, rc)
-        table = (atom_rules.string_table(compiled, rules, arrays.dictionary, rc)
-                 if rules.string_tags and arrays.dictionary else _NO_STRINGS)
+        table = (string_table(compiled, rules, arrays.dictionary, rc)
+                 if rules.string_tags and arrays.dictionary is not None
+                 and len(arrays.dictionary) else _NO_STRINGS)
         modes, consts, values = rules.modes, rules.consts, _NO_VALUES
         if rules.data_tags:
             modes, consts, values = _by_value(compiled, rules, arrays, rc)
@@ -216,8 +219,33 @@ def _by_value(compiled: Any, rules: Any, arrays: Any, rc: Any) -> tuple:
     return modes, consts, values
 
 
+def _columns_read(tree: Any) -> set[str] | None:
+    """The table columns a filter's row views need (None: all of them)."""
+    if tree is None:
+        return None
+    from .plan import fields_read
+    try:
+        fields = fields_read(tree)
+    except RecursionError:
+        return None
+    columns = {"connection"}
+    for section, _ in fields:
+        if section == "body":
+            columns |= {"amqp_value", "amqp_sequence"}
+        elif section not in ("none", "connection"):
+            columns |= {section, rest_column(section)}
+    return columns
+
+
 def _row_by_row(flt: Any, batch: pa.RecordBatch, rows: np.ndarray, rc: Any) -> list:
-    """The per-message engine on some rows; a row that cannot be read is unknown."""
+    """The per-message engine on some rows; a row that cannot be read is unknown.
+    Row views are built from the columns the filter reads only."""
+    columns = prepared(flt).columns
+    if columns is not None:
+        names = batch.schema.names
+        keep = [i for i, name in enumerate(names) if name in columns
+                or name in ("amqp_value", "amqp_sequence")]   # batch_rows reads these
+        batch = batch.select(keep)
     evaluate = flt.evaluate
     try:
         views = batch_rows(batch.take(pa.array(rows, pa.int64())))

@@ -60,7 +60,8 @@ class _TwoFields(Exception):
         self.node = node
 
 
-def _fields_read(node: ast.Node) -> set[FieldRef]:
+def fields_read(node: ast.Node) -> set[FieldRef]:
+    """Every field a (sub)tree reads."""
     found: set[FieldRef] = set()
     for sub in ast.walk(node):
         if isinstance(sub, ast.Field):
@@ -93,7 +94,7 @@ def plan(tree: ast.Node, semantics: Any) -> Plan:
             return ("or", tuple(split(item, rules) for item in node.items))
         if isinstance(node, ast.Not) and _junction(node.operand):
             return ("not", split(node.operand, rules))
-        fields = _fields_read(node)
+        fields = fields_read(node)
         if len(fields) > 1:
             raise _TwoFields(node)
         field = next(iter(fields)) if fields else ("none", None)
