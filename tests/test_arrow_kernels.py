@@ -237,7 +237,8 @@ def test_constants_do_not_change_the_kernel():
 
 def test_the_disk_cache_is_shared_by_processes(tmp_path):
     """Two processes compile the same new shape at once into one directory; both
-    agree with the per-message engine, and the directory holds one module."""
+    agree with the per-message engine, and the directory holds one module each
+    for the shared atom pass and the shape's kernel."""
     script = (
         "import filtex, filtex.arrow as fa\n"
         "f = filtex.compile_sql('(a = 1 OR a = 2) AND NOT (b = 3 OR b = 4 OR b = 5)')\n"
@@ -247,7 +248,7 @@ def test_the_disk_cache_is_shared_by_processes(tmp_path):
     env = dict(os.environ, FILTEX_KERNEL_CACHE=str(tmp_path))
     procs = [subprocess.Popen([sys.executable, "-c", script], env=env) for _ in range(2)]
     assert [p.wait(timeout=300) for p in procs] == [0, 0]
-    assert len(list(tmp_path.glob("filtex_kernel_*.py"))) == 1
+    assert len(list(tmp_path.glob("filtex_kernel_*.py"))) == 2
     assert list((tmp_path / "__pycache__").glob("filtex_kernel_*.nbi"))
 
 
@@ -324,3 +325,25 @@ def test_flat_mapping_to_header_and_properties_and_nulls():
 def filtex_symbol(text):
     from proton import symbol
     return symbol(text)
+
+
+# --- fused kernels (batches of FUSE_ROWS rows and more) -----------------------------------------
+
+@pytest.fixture
+def fused(monkeypatch):
+    """Every batch takes the fused kernel, however small."""
+    from filtex.arrow import engine
+    monkeypatch.setattr(engine, "FUSE_ROWS", 1)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.one_of(typed_predicate(2), predicate(1)), st.lists(messages(), min_size=2, max_size=12))
+def test_random_filters_agree_in_fused_kernels(fused, text, source):
+    flt = compiled_or_skip(text, "amqp")
+    agree(flt, table_or_skip(source), source)
+
+
+@pytest.mark.parametrize("dialect", ["amqp", "jms", "rabbitmq"])
+def test_edge_values_in_fused_kernels(fused, dialect):
+    test_edge_values_of_every_type(dialect)

@@ -24,7 +24,8 @@ from . import kernel as kernels
 from .columns import back_rows, field_arrays, possible_tags
 from .plan import Plan, plan
 from .rows import batch_rows
-from .schema import METADATA_KEY, check_version, rest_column
+from .schema import KEYED, METADATA_KEY, check_version, rest_column
+from .atomcode import ARGS as ATOM_ARGS
 from .strings import string_table
 
 
@@ -159,16 +160,22 @@ def _kernel_batch(flt: Any, ready: _Prepared, batch: pa.RecordBatch,
     words = (n + 63) >> 6
     out_v = np.zeros(max(words, 1), np.int64)
     out_k = np.zeros(max(words, 1), np.int64)
-    kernel = kernels.compiled(ready.plan.shape)
     held = 0
-    if n:
-        from .atompass import ARGS as ATOM_ARGS, atom_outcomes
+    args = [_readonly(a) for a in args]
+    width = len(ATOM_ARGS)
+    if n >= FUSE_ROWS:   # one loop computing every atom: compiled per shape and modes
+        keys = tuple(_fused_key(args[at: at + width], ready.atoms[at // width].field, schema)
+                     for at in range(0, len(args), width))
+        kernel = kernels.compiled(ready.plan.shape, keys)
+        held = kernel(n, back, out_v, out_k, *args)
+    elif n:              # the shared atom pass, then a small combining kernel
+        atom_pass = kernels.atom_pass()
         outcomes = []
-        for at in range(0, len(args), len(ATOM_ARGS)):
+        for at in range(0, len(args), width):
             out = np.empty(n, np.int8)
-            atom_outcomes(out, *[_readonly(a) for a in args[at: at + len(ATOM_ARGS)]])
+            atom_pass(out, *args[at: at + width])
             outcomes.append(_readonly(out))
-        held = kernel(n, back, out_v, out_k, *outcomes)
+        held = kernels.compiled(ready.plan.shape)(n, back, out_v, out_k, *outcomes)
     if held:
         rows = np.flatnonzero(back)
         verdicts = _row_by_row(flt, batch, rows, rc)
@@ -180,6 +187,22 @@ def _kernel_batch(flt: Any, ready: _Prepared, batch: pa.RecordBatch,
     array = pa.BooleanArray.from_buffers(pa.bool_(), n, [pa.py_buffer(out_k),
                                                          pa.py_buffer(out_v)])
     return array, int(held)
+
+
+FUSE_ROWS = 65_536
+"""Batches this large get a fused kernel (compiled per shape and modes: about a
+second, cached); smaller ones the shared atom pass and a combining kernel."""
+
+
+def _fused_key(args: list, field: tuple, schema: pa.Schema) -> tuple:
+    """The modes an atom's fused code needs: those of the tags its column can
+    hold (and the float specials' when it has doubles)."""
+    modes, tags = args[11], possible_tags(schema, field)
+    used = {int(modes[t]) for t in tags}
+    specials = bool(tags & {11, 12})
+    if specials:
+        used |= {int(m) for m in modes[26:34]}
+    return frozenset(used), specials
 
 
 _NO_STRINGS = np.full((3, 1), atom_rules.BACK, np.int8)
@@ -219,8 +242,9 @@ def _by_value(compiled: Any, rules: Any, arrays: Any, rc: Any) -> tuple:
     return modes, consts, values
 
 
-def _columns_read(tree: Any) -> set[str] | None:
-    """The table columns a filter's row views need (None: all of them)."""
+def _columns_read(tree: Any) -> dict[str, set | None] | None:
+    """The table columns a filter's row views need, each with the struct members
+    it reads (None: all of them); None when the tree cannot be walked."""
     if tree is None:
         return None
     from .plan import fields_read
@@ -228,27 +252,51 @@ def _columns_read(tree: Any) -> set[str] | None:
         fields = fields_read(tree)
     except RecursionError:
         return None
-    columns = {"connection"}
-    for section, _ in fields:
-        if section == "body":
-            columns |= {"amqp_value", "amqp_sequence"}
-        elif section not in ("none", "connection"):
-            columns |= {section, rest_column(section)}
+    columns: dict[str, set | None] = {"connection": None, "amqp_value": None,
+                                      "amqp_sequence": None}
+    for section, key in fields:
+        if section in ("header", "properties") + KEYED:
+            members = columns.setdefault(section, set())
+            if members is not None:
+                members.add(key)
+            columns[rest_column(section)] = None
     return columns
+
+
+def _narrow(batch: pa.RecordBatch, columns: dict[str, set | None]) -> pa.RecordBatch:
+    """The batch with only the columns, and struct members, a filter reads: row
+    views of it read exactly what the filter would read of the whole row."""
+    arrays, fields = [], []
+    for index, field in enumerate(batch.schema):
+        if field.name not in columns:
+            continue
+        array, wanted = batch.column(index), columns[field.name]
+        if wanted is not None and pa.types.is_struct(field.type):
+            keep = [i for i in range(field.type.num_fields) if field.type.field(i).name in wanted]
+            if not keep:
+                continue
+            array = pa.StructArray.from_arrays(
+                [array.field(i) for i in keep], fields=[field.type.field(i) for i in keep],
+                mask=array.is_null() if array.null_count else None)
+            field = field.with_type(array.type)
+        arrays.append(array)
+        fields.append(field)
+    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields,
+                                                               metadata=batch.schema.metadata))
 
 
 def _row_by_row(flt: Any, batch: pa.RecordBatch, rows: np.ndarray, rc: Any) -> list:
     """The per-message engine on some rows; a row that cannot be read is unknown.
-    Row views are built from the columns the filter reads only."""
+    Row views are built from the columns (and keys) the filter reads only."""
     columns = prepared(flt).columns
+    if len(rows) < batch.num_rows:
+        batch = batch.take(pa.array(rows, pa.int64()))
+        rows = np.arange(batch.num_rows)
     if columns is not None:
-        names = batch.schema.names
-        keep = [i for i, name in enumerate(names) if name in columns
-                or name in ("amqp_value", "amqp_sequence")]   # batch_rows reads these
-        batch = batch.select(keep)
+        batch = _narrow(batch, columns)
     evaluate = flt.evaluate
     try:
-        views = batch_rows(batch.take(pa.array(rows, pa.int64())))
+        views = batch_rows(batch)
     except Exception:
         out = []
         for r in rows:

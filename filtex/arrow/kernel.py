@@ -35,6 +35,7 @@ from typing import Callable
 
 from .._version import __version__
 from ..cache import BoundedCache
+from . import atomcode
 
 MAX_ATOMS = 48
 """Past this many atoms a filter is evaluated row by row: numba's compile time
@@ -44,13 +45,16 @@ MAX_CACHED_FILES = 512
 
 
 class _Writer:
+    """Straight-line integer code: each node's value and known bits as 0/1
+    ints combined with ``& | ^`` (no short-circuit, so no branch per node)."""
+
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.temps = 0
 
     def temp(self) -> str:
         self.temps += 1
-        return f"x{self.temps}"
+        return f"node{self.temps}"
 
     def emit(self, line: str) -> None:
         self.lines.append("            " + line)
@@ -58,25 +62,24 @@ class _Writer:
     def node(self, shape: tuple, atoms: list[int]) -> tuple[str, str]:
         """(value, known) names of a skeleton node; value implies known."""
         kind = shape[0]
-        v, k = self.temp(), self.temp()
         if kind == "atom":
             n = atoms.pop(0)
-            self.emit(f"{v} = o{n} == 1")
-            self.emit(f"{k} = o{n} < 2")
-        elif kind == "not":
+            return f"val{n}", f"kn{n}"
+        v, k = self.temp(), self.temp()
+        if kind == "not":
             cv, ck = self.node(shape[1], atoms)
-            self.emit(f"{v} = {ck} and not {cv}")
+            self.emit(f"{v} = {ck} & ({cv} ^ 1)")
             self.emit(f"{k} = {ck}")
-        else:
-            items = [self.node(item, atoms) for item in shape[1]]
-            vs, ks = [i[0] for i in items], [i[1] for i in items]
-            if kind == "and":
-                self.emit(f"{v} = {' and '.join(vs)}")
-                self.emit(f"{k} = ({' and '.join(ks)}) or "
-                          + " or ".join(f"({a} and not {b})" for b, a in items))
-            else:
-                self.emit(f"{v} = {' or '.join(vs)}")
-                self.emit(f"{k} = ({' and '.join(ks)}) or {v}")
+            return v, k
+        items = [self.node(item, atoms) for item in shape[1]]
+        vs, ks = [i[0] for i in items], [i[1] for i in items]
+        if kind == "and":   # true if all true; known if all known or one is false
+            self.emit(f"{v} = {' & '.join(vs)}")
+            self.emit(f"{k} = ({' & '.join(ks)}) | "
+                      + " | ".join(f"({kk} & ({vv} ^ 1))" for vv, kk in items))
+        else:               # true if one is true; known if all known or one is true
+            self.emit(f"{v} = {' | '.join(vs)}")
+            self.emit(f"{k} = ({' & '.join(ks)}) | {v}")
         return v, k
 
 
@@ -88,18 +91,49 @@ def atom_count(shape: tuple) -> int:
     return sum(atom_count(item) for item in shape[1])
 
 
-def source(shape: tuple) -> str:
-    """The module source of the kernel for one skeleton shape."""
+def pass_source() -> str:
+    """The module of the shared atom pass: every mode, one outcome column."""
+    body = "\n".join("        " + line for line in atomcode.block(""))
+    return f'''"""filtex atom pass (filtex {__version__}): one atom's outcome per row."""
+import math
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def atom_outcomes(out, {", ".join(atomcode.ARGS)}):
+    for r in range(t.shape[0]):
+{body}
+'''
+
+
+def source(shape: tuple, atoms: tuple | None = None) -> str:
+    """The module source of the kernel for one skeleton shape: combining outcome
+    columns (``atoms`` None), or fused, computing each atom in the loop with
+    the branches of the modes it uses (``atoms``: (modes, specials) per atom)."""
     count = atom_count(shape)
     writer = _Writer()
     for a in range(count):
-        writer.emit(f"o{a} = a{a}[r]")
+        if atoms is None:
+            writer.emit(f"o{a} = a{a}[r]")
+        else:
+            modes, specials = atoms[a]
+            for line in atomcode.block(str(a), modes, specials, f"o{a}"):
+                writer.emit(line)
+        writer.emit(f"val{a} = 1 if o{a} == 1 else 0")
+        writer.emit(f"kn{a} = 1 if o{a} < 2 else 0")
+    special = " | ".join(f"o{a}" for a in range(count))
     fail = " or ".join(f"o{a} == 3" for a in range(count))
     back = " or ".join(f"o{a} == 4" for a in range(count))
     value, known = writer.node(shape, list(range(count)))
-    params = ", ".join(f"a{a}" for a in range(count))
+    if atoms is None:
+        params = ", ".join(f"a{a}" for a in range(count))
+    else:
+        params = ", ".join(f"{name}{a}" for a in range(count) for name in atomcode.ARGS)
     body = "\n".join(writer.lines)
     return f'''"""filtex kernel, generated for the shape {shape!r} (filtex {__version__})."""
+import math
+import numpy as np
 from numba import njit
 
 
@@ -113,16 +147,17 @@ def kernel(n, back, out_v, out_k, {params}):
         wk = 0
         for r in range(base, end):
 {body}
-            if back[r] != 0 or {back}:
-                back[r] = 1
-                held += 1
-                continue
-            if {fail}:
-                continue
-            if {known}:
-                wk |= 1 << (r - base)
-                if {value}:
-                    wv |= 1 << (r - base)
+            value = {value}
+            known = {known}
+            if back[r] != 0 or ({special}) > 2:   # outcomes 3 (failure), 4 (back) are rare
+                if back[r] != 0 or {back}:
+                    back[r] = 1
+                    held += 1
+                    continue
+                if {fail}:
+                    continue
+            wk |= known << (r - base)
+            wv |= value << (r - base)
         out_v[w] = wv
         out_k[w] = wk
     return held
@@ -154,20 +189,34 @@ def set_cache_directory(path: str | os.PathLike | None) -> None:
     _directory = None if path is None else Path(path)
 
 
-def compiled(shape: tuple) -> Callable:
-    """The compiled kernel of ``shape``: from memory, the disk cache, or numba."""
-    found = _memory.get(shape)
+def compiled(shape: tuple, atoms: tuple | None = None) -> Callable:
+    """The compiled kernel of ``shape`` (fused for ``atoms``: see ``source``):
+    from memory, the disk cache, or numba."""
+    key = (shape, atoms)
+    found = _memory.get(key)
     if found is not None:
         return found
     with _lock:
-        found = _memory.get(shape)
+        found = _memory.get(key)
         if found is None:
-            found = _load(source(shape))
-            _memory.put(shape, found)
+            found = _load(source(shape, atoms), "kernel")
+            _memory.put(key, found)
     return found
 
 
-def _load(text: str) -> Callable:
+def atom_pass() -> Callable:
+    """The shared atom pass (compiled once for every filter)."""
+    found = _memory.get("pass")
+    if found is None:
+        with _lock:
+            found = _memory.get("pass")
+            if found is None:
+                found = _load(pass_source(), "atom_outcomes")
+                _memory.put("pass", found)
+    return found
+
+
+def _load(text: str, function: str) -> Callable:
     digest = hashlib.sha256(text.encode()).hexdigest()[:32]
     name = f"filtex_kernel_{digest}"
     module = sys.modules.get(name)
@@ -189,7 +238,7 @@ def _load(text: str) -> Callable:
         except BaseException:
             sys.modules.pop(name, None)
             raise
-    return module.kernel
+    return getattr(module, function)
 
 
 def _prune(directory: Path) -> None:

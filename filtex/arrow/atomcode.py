@@ -1,0 +1,124 @@
+"""The code that computes one atom's outcome for row ``r``: a template per mode.
+
+One template serves both kernels (``kernel.py``): the shared atom pass, which
+has every mode and writes an outcome column, and the fused kernel of a
+filter, which has only the modes its atoms use in the batch and keeps each
+outcome in a local. ``@`` is the atom's number (it keeps each atom's locals
+apart: numba gives a name one type), ``OUT`` where the outcome goes.
+Outcomes: 0 false, 1 true, 2 unknown, 3 failure, 4 back to the per-message
+engine; modes are ``atoms.py``'s. A tag outside 0..25, a child whose validity
+bit is clear or a code outside the dictionary gives 4.
+"""
+from __future__ import annotations
+
+from .atoms import (BOOLS, CONST, DOUBLES, INTS, STRINGS, UINTS, VALUES_F, VALUES_I,
+                    VALUES_U)
+
+ARGS = ("t", "i", "iv", "u", "uv", "f", "fv", "c", "cv", "b", "bv",
+        "m", "k", "bt", "ii", "uu", "dd", "st", "vi", "oi", "vu", "ou", "vf", "of")
+"""An atom's arguments: its field's arrays (``columns.FieldArrays``), then its
+modes, constants, boolean table, intervals, string table and value tables."""
+
+HEAD = """\
+tag@ = np.int64(t@[r])
+mode@ = m@[tag@] if tag@ < 26 else 6
+"""
+
+SPECIALS = """\
+if (tag@ == 11 or tag@ == 12) and mode@ != 6 and (fv@[r >> 3] >> (r & 7)) & 1:
+    xf@ = f@[r]
+    if xf@ - xf@ != 0.0 or xf@ == 0.0:   # NaN, infinities and zeros: -0.0 is special
+        shift@ = 26 + 4 * (tag@ - 11)
+        if xf@ != xf@:
+            tag@ = shift@
+        elif xf@ == 0.0 and math.copysign(1.0, xf@) < 0.0:
+            tag@ = shift@ + 1
+        elif xf@ == math.inf:
+            tag@ = shift@ + 2
+        elif xf@ == -math.inf:
+            tag@ = shift@ + 3
+        mode@ = m@[tag@]
+"""
+
+_SPANS = """\
+if ((VALID@[r >> 3] >> (r & 7)) & 1) == 0:
+    OUT = 4
+else:
+    X@ = VALUES@[r]
+    hi@ = SPANS@.shape[0]
+    if hi@ <= 4:
+        OUT = 0
+        for j@ in range(hi@):
+            if SPANS@[j@, 0] <= X@ and X@ <= SPANS@[j@, 1]:
+                OUT = 1
+    else:
+        lo@ = 0
+        while lo@ < hi@:
+            mid@ = (lo@ + hi@) >> 1
+            if SPANS@[mid@, 0] <= X@:
+                lo@ = mid@ + 1
+            else:
+                hi@ = mid@
+        OUT = 1 if lo@ > 0 and X@ <= SPANS@[lo@ - 1, 1] else 0
+"""
+
+_LOOKUP = """\
+if ((VALID@[r >> 3] >> (r & 7)) & 1) == 0:
+    OUT = 4
+else:
+    X@ = VALUES@[r]
+    lo@ = 0
+    hi@ = KEYS@.shape[0]
+    while lo@ < hi@:
+        mid@ = (lo@ + hi@) >> 1
+        if KEYS@[mid@] < X@:
+            lo@ = mid@ + 1
+        else:
+            hi@ = mid@
+    OUT = OUTS@[lo@] if lo@ < KEYS@.shape[0] and KEYS@[lo@] == X@ else 4
+"""
+
+
+def _fill(text: str, **names: str) -> str:
+    for key, value in names.items():
+        text = text.replace(key + "@", value + "@")
+    return text
+
+
+MODES = {
+    CONST: "OUT = k@[tag@]\n",
+    STRINGS: """\
+code@ = c@[r]
+if ((cv@[r >> 3] >> (r & 7)) & 1) and code@ >= 0 and code@ < st@.shape[1]:
+    OUT = st@[0 if tag@ == 16 else (1 if tag@ == 20 else 2), code@]
+else:
+    OUT = 4
+""",
+    BOOLS: """\
+if (bv@[r >> 3] >> (r & 7)) & 1:
+    OUT = bt@[(b@[r >> 3] >> (r & 7)) & 1]
+else:
+    OUT = 4
+""",
+    INTS: _fill(_SPANS, VALID="iv", X="xi", VALUES="i", SPANS="ii"),
+    UINTS: _fill(_SPANS, VALID="uv", X="xu", VALUES="u", SPANS="uu"),
+    DOUBLES: _fill(_SPANS, VALID="fv", X="xf", VALUES="f", SPANS="dd"),
+    VALUES_I: _fill(_LOOKUP, VALID="iv", X="xi", VALUES="i", KEYS="vi", OUTS="oi"),
+    VALUES_U: _fill(_LOOKUP, VALID="uv", X="xu", VALUES="u", KEYS="vu", OUTS="ou"),
+    VALUES_F: _fill(_LOOKUP, VALID="fv", X="xf", VALUES="f", KEYS="vf", OUTS="of"),
+}
+ALL_MODES = frozenset(MODES)
+
+
+def block(atom: str, modes: frozenset = ALL_MODES, specials: bool = True,
+          out: str = "out[r]") -> list[str]:
+    """The lines (unindented) that put atom ``atom``'s outcome for row ``r`` in
+    ``out``, with the branches of ``modes`` only (any other mode gives 4)."""
+    text = HEAD + (SPECIALS if specials else "")
+    keyword = "if"
+    for mode in sorted(modes & ALL_MODES):
+        text += f"{keyword} mode@ == {mode}:\n"
+        text += "".join("    " + line + "\n" for line in MODES[mode].splitlines())
+        keyword = "elif"
+    text += "else:\n    OUT = 4\n" if keyword == "elif" else "OUT = 4\n"
+    return text.replace("OUT", out).replace("@", atom).splitlines()
