@@ -325,25 +325,3 @@ def test_flat_mapping_to_header_and_properties_and_nulls():
 def filtex_symbol(text):
     from proton import symbol
     return symbol(text)
-
-
-# --- fused kernels (batches of FUSE_ROWS rows and more) -----------------------------------------
-
-@pytest.fixture
-def fused(monkeypatch):
-    """Every batch takes the fused kernel, however small."""
-    from filtex.arrow import engine
-    monkeypatch.setattr(engine, "FUSE_ROWS", 1)
-
-
-@pytest.mark.slow
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.one_of(typed_predicate(2), predicate(1)), st.lists(messages(), min_size=2, max_size=12))
-def test_random_filters_agree_in_fused_kernels(fused, text, source):
-    flt = compiled_or_skip(text, "amqp")
-    agree(flt, table_or_skip(source), source)
-
-
-@pytest.mark.parametrize("dialect", ["amqp", "jms", "rabbitmq"])
-def test_edge_values_in_fused_kernels(fused, dialect):
-    test_edge_values_of_every_type(dialect)

@@ -1,10 +1,9 @@
 """The code that computes one atom's outcome for row ``r``: a template per mode.
 
-One template serves both kernels (``kernel.py``): the shared atom pass, which
-has every mode and writes an outcome column, and the fused kernel of a
-filter, which has only the modes its atoms use in the batch and keeps each
-outcome in a local. ``@`` is the atom's number (it keeps each atom's locals
-apart: numba gives a name one type), ``OUT`` where the outcome goes.
+The shared atom pass (``kernel.pass_source``) is this block in a loop, writing
+an outcome column; ``block`` can also leave out modes and write to a local
+(``@`` numbers an atom's locals, so several atoms' code can share a loop:
+numba gives a name one type). ``OUT`` is where the outcome goes.
 Outcomes: 0 false, 1 true, 2 unknown, 3 failure, 4 back to the per-message
 engine; modes are ``atoms.py``'s. A tag outside 0..25, a child whose validity
 bit is clear or a code outside the dictionary gives 4.

@@ -163,12 +163,7 @@ def _kernel_batch(flt: Any, ready: _Prepared, batch: pa.RecordBatch,
     held = 0
     args = [_readonly(a) for a in args]
     width = len(ATOM_ARGS)
-    if n >= FUSE_ROWS:   # one loop computing every atom: compiled per shape and modes
-        keys = tuple(_fused_key(args[at: at + width], ready.atoms[at // width].field, schema)
-                     for at in range(0, len(args), width))
-        kernel = kernels.compiled(ready.plan.shape, keys)
-        held = kernel(n, back, out_v, out_k, *args)
-    elif n:              # the shared atom pass, then a small combining kernel
+    if n:   # the shared atom pass per atom, then the shape's combining kernel
         atom_pass = kernels.atom_pass()
         outcomes = []
         for at in range(0, len(args), width):
@@ -187,22 +182,6 @@ def _kernel_batch(flt: Any, ready: _Prepared, batch: pa.RecordBatch,
     array = pa.BooleanArray.from_buffers(pa.bool_(), n, [pa.py_buffer(out_k),
                                                          pa.py_buffer(out_v)])
     return array, int(held)
-
-
-FUSE_ROWS = 65_536
-"""Batches this large get a fused kernel (compiled per shape and modes: about a
-second, cached); smaller ones the shared atom pass and a combining kernel."""
-
-
-def _fused_key(args: list, field: tuple, schema: pa.Schema) -> tuple:
-    """The modes an atom's fused code needs: those of the tags its column can
-    hold (and the float specials' when it has doubles)."""
-    modes, tags = args[11], possible_tags(schema, field)
-    used = {int(modes[t]) for t in tags}
-    specials = bool(tags & {11, 12})
-    if specials:
-        used |= {int(m) for m in modes[26:34]}
-    return frozenset(used), specials
 
 
 _NO_STRINGS = np.full((3, 1), atom_rules.BACK, np.int8)
