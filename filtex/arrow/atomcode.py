@@ -4,9 +4,9 @@ The shared atom pass (``kernel.pass_source``) is this block in a loop, writing
 an outcome column; ``block`` can also leave out modes and write to a local
 (``@`` numbers an atom's locals, so several atoms' code can share a loop:
 numba gives a name one type). ``OUT`` is where the outcome goes.
-Outcomes: 0 false, 1 true, 2 unknown, 3 failure, 4 back to the per-message
-engine; modes are ``atoms.py``'s. A tag outside 0..25, a child whose validity
-bit is clear or a code outside the dictionary gives 4.
+Outcomes: 0 false, 1 true, 2 unknown, 4 failure, 8 back to the per-message
+engine (one bit each, so a kernel tests all atoms for either with one OR); modes are ``atoms.py``'s. A tag outside 0..25, a child whose validity
+bit is clear or a code outside the dictionary gives 8.
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ if (tag@ == 11 or tag@ == 12) and mode@ != 6 and (fv@[r >> 3] >> (r & 7)) & 1:
 
 _SPANS = """\
 if ((VALID@[r >> 3] >> (r & 7)) & 1) == 0:
-    OUT = 4
+    OUT = 8
 else:
     X@ = VALUES@[r]
     hi@ = SPANS@.shape[0]
@@ -63,7 +63,7 @@ else:
 
 _LOOKUP = """\
 if ((VALID@[r >> 3] >> (r & 7)) & 1) == 0:
-    OUT = 4
+    OUT = 8
 else:
     X@ = VALUES@[r]
     lo@ = 0
@@ -74,7 +74,7 @@ else:
             lo@ = mid@ + 1
         else:
             hi@ = mid@
-    OUT = OUTS@[lo@] if lo@ < KEYS@.shape[0] and KEYS@[lo@] == X@ else 4
+    OUT = OUTS@[lo@] if lo@ < KEYS@.shape[0] and KEYS@[lo@] == X@ else 8
 """
 
 
@@ -91,13 +91,13 @@ code@ = c@[r]
 if ((cv@[r >> 3] >> (r & 7)) & 1) and code@ >= 0 and code@ < st@.shape[1]:
     OUT = st@[0 if tag@ == 16 else (1 if tag@ == 20 else 2), code@]
 else:
-    OUT = 4
+    OUT = 8
 """,
     BOOLS: """\
 if (bv@[r >> 3] >> (r & 7)) & 1:
     OUT = bt@[(b@[r >> 3] >> (r & 7)) & 1]
 else:
-    OUT = 4
+    OUT = 8
 """,
     INTS: _fill(_SPANS, VALID="iv", X="xi", VALUES="i", SPANS="ii"),
     UINTS: _fill(_SPANS, VALID="uv", X="xu", VALUES="u", SPANS="uu"),
@@ -112,12 +112,12 @@ ALL_MODES = frozenset(MODES)
 def block(atom: str, modes: frozenset = ALL_MODES, specials: bool = True,
           out: str = "out[r]") -> list[str]:
     """The lines (unindented) that put atom ``atom``'s outcome for row ``r`` in
-    ``out``, with the branches of ``modes`` only (any other mode gives 4)."""
+    ``out``, with the branches of ``modes`` only (any other mode gives 8)."""
     text = HEAD + (SPECIALS if specials else "")
     keyword = "if"
     for mode in sorted(modes & ALL_MODES):
         text += f"{keyword} mode@ == {mode}:\n"
         text += "".join("    " + line + "\n" for line in MODES[mode].splitlines())
         keyword = "elif"
-    text += "else:\n    OUT = 4\n" if keyword == "elif" else "OUT = 4\n"
+    text += "else:\n    OUT = 8\n" if keyword == "elif" else "OUT = 8\n"
     return text.replace("OUT", out).replace("@", atom).splitlines()

@@ -46,7 +46,7 @@ from .schema import (ABSENT, BINARY, BOOLEAN, BYTE, CHAR, DECIMAL32, DECIMAL64, 
                      SYMBOL, TIMESTAMP, UBYTE, UINT, ULONG, USHORT, UUID)
 
 # outcomes, as the kernel codes them
-FALSE, TRUE, UNKNOWN, FAIL, BACK = 0, 1, 2, 3, 4
+FALSE, TRUE, UNKNOWN, FAIL, BACK = 0, 1, 2, 4, 8
 # modes (DATA is decided per batch: VALUES_* with the distinct values present, or CONST)
 CONST, STRINGS, BOOLS, INTS, UINTS, DOUBLES, FALLBACK, VALUES_I, VALUES_U, VALUES_F = range(10)
 DATA = 10

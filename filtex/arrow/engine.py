@@ -153,7 +153,8 @@ def _kernel_batch(flt: Any, ready: _Prepared, batch: pa.RecordBatch,
                  and len(arrays.dictionary) else _NO_STRINGS)
         modes, consts, values = rules.modes, rules.consts, _NO_VALUES
         if rules.data_tags:
-            modes, consts, values = _by_value(compiled, rules, arrays, rc)
+            modes, consts, values = _by_value(compiled, rules, arrays, rc,
+                                              columns.setdefault((field, "seen"), {}))
         args += [*arrays[:11], modes, consts, rules.bools, rules.ints,
                  rules.uints, rules.doubles, table, *values]
     back = back_rows(batch, ready.plan.fields)
@@ -190,7 +191,7 @@ _NO_VALUES = (np.zeros(0, np.int64), np.zeros(0, np.int8), np.zeros(0, np.uint64
 _VALUES_MODE = (atom_rules.VALUES_I, atom_rules.VALUES_U, atom_rules.VALUES_F)
 
 
-def _by_value(compiled: Any, rules: Any, arrays: Any, rc: Any) -> tuple:
+def _by_value(compiled: Any, rules: Any, arrays: Any, rc: Any, seen: dict) -> tuple:
     """Resolve the tags an atom answers per value (``DATA``) for this batch: the
     distinct values of the rows of such a tag, each run once. One tag per child
     gets a value table; another is constant if all its values agree, else row
@@ -198,7 +199,9 @@ def _by_value(compiled: Any, rules: Any, arrays: Any, rc: Any) -> tuple:
     from . import scan
     modes, consts = rules.modes.copy(), rules.consts.copy()
     values = list(_NO_VALUES)
-    counts = scan.histogram(arrays.tags)
+    counts = seen.get("counts")   # per field and batch, whatever its atoms
+    if counts is None:
+        counts = seen["counts"] = scan.histogram(arrays.tags)
     children = ((arrays.i, arrays.iv), (arrays.u, arrays.uv), (arrays.f, arrays.fv))
     taken = [False, False, False]
     for tag in rules.data_tags:
@@ -206,9 +209,12 @@ def _by_value(compiled: Any, rules: Any, arrays: Any, rc: Any) -> tuple:
         if not counts[tag]:
             continue
         domain = atom_rules.DOMAIN_OF_TAG[tag]
-        present = np.unique(scan.gather(arrays.tags, tag, *children[domain]))
-        if domain == 2:   # the specials are pseudo tags
-            present = present[np.isfinite(present) & ~((present == 0) & np.signbit(present))]
+        present = seen.get(tag)
+        if present is None:
+            present = np.unique(scan.gather(arrays.tags, tag, *children[domain]))
+            if domain == 2:   # the specials are pseudo tags
+                present = present[np.isfinite(present) & ~((present == 0) & np.signbit(present))]
+            seen[tag] = present
         if len(present) > atom_rules.MAX_DISTINCT:
             continue
         outcomes = atom_rules.value_outcomes(compiled, tag, present, rc)

@@ -119,8 +119,8 @@ def source(shape: tuple) -> str:
         writer.emit(f"val{a} = 1 if o{a} == 1 else 0")
         writer.emit(f"kn{a} = 1 if o{a} < 2 else 0")
     special = " | ".join(f"o{a}" for a in range(count))
-    fail = " or ".join(f"o{a} == 3" for a in range(count))
-    back = " or ".join(f"o{a} == 4" for a in range(count))
+    fail = " or ".join(f"o{a} == 4" for a in range(count))
+    back = " or ".join(f"o{a} == 8" for a in range(count))
     value, known = writer.node(shape, list(range(count)))
     params = ", ".join(f"a{a}" for a in range(count))
     body = "\n".join(writer.lines)
@@ -142,7 +142,7 @@ def kernel(n, back, out_v, out_k, {params}):
 {body}
             value = {value}
             known = {known}
-            if back[r] != 0 or ({special}) > 2:   # outcomes 3 (failure), 4 (back) are rare
+            if back[r] != 0 or ({special}) > 3:   # outcomes 4 (failure), 8 (back) are rare
                 if back[r] != 0 or {back}:
                     back[r] = 1
                     held += 1
