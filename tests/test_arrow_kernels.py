@@ -22,7 +22,7 @@ pytest.importorskip("numba")
 
 from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from proton import float32, timestamp, ubyte, ulong  # noqa: E402
+from proton import float32, int32, timestamp, ubyte, ulong  # noqa: E402
 
 import filtex  # noqa: E402
 import filtex.arrow as fa  # noqa: E402
@@ -198,7 +198,7 @@ def test_slices_chunks_and_parquet_row_groups(tmp_path):
 
 def test_filters_without_a_kernel_form_say_why_and_still_agree():
     source = [filtex.Message(application_properties={"a": i, "b": 3 - i}) for i in range(5)]
-    flt = filtex.compile_sql("a = b")
+    flt = filtex.compile_sql("a / b > 1")   # division: no kernel form
     result = agree(flt, fa.message_table(source), source)
     assert not result.kernel and "several fields" in result.reason
     assert result.fallback_rows == 5
@@ -325,3 +325,26 @@ def test_flat_mapping_to_header_and_properties_and_nulls():
 def filtex_symbol(text):
     from proton import symbol
     return symbol(text)
+
+
+# --- arithmetic over several fields -------------------------------------------------------------
+
+arith_values = st.one_of(st.none(), st.integers(-50, 50), st.integers(-2**40, 2**40),
+                         st.floats(allow_nan=True, allow_infinity=True, width=64),
+                         st.sampled_from([2**31 - 1, -(2**31) + 1, 2**31, 0.5, -0.0, "7"]),
+                         st.builds(int32, st.integers(-2**31, 2**31 - 1)),
+                         st.builds(ubyte, st.integers(0, 255)), st.builds(float32, st.floats(-9, 9)))
+ARITH_TEXTS = ["a * b - c > 10", "a + b BETWEEN -5 AND 5", "NOT (a - b < 0)", "-a * c <> 4",
+               "a * b * c >= 0", "(a + 1) * (b - 1) = 6", "a - b + c < 2.5", "a * 3 > b"]
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(["amqp", "jms", "rabbitmq"]), st.sampled_from(ARITH_TEXTS),
+       st.lists(st.fixed_dictionaries({}, optional={k: arith_values for k in "abc"}),
+                min_size=2, max_size=30))
+def test_arithmetic_over_several_fields_agrees(dialect, text, rows):
+    flt = compiled_or_skip(text, dialect)
+    source = [filtex.Message(application_properties=row) for row in rows]
+    result = agree(flt, fa.message_table(source), source)
+    assert result.kernel, result.reason

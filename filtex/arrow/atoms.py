@@ -128,8 +128,9 @@ class CompiledAtom:
         node = atom.node
         self.on_message = _function(node, atom.semantics, limits, MessageAccessor())
         self.on_value = (_function(node, atom.semantics, limits, VALUE_ACCESSOR)
-                         if atom.field[0] not in ("body", "none") else None)
-        self.numeric = numeric_form(atom.node, lambda n: constant(n, atom.semantics, limits))
+                         if atom.field[0] not in ("body", "none", "expr") else None)
+        self.numeric = (None if atom.arith is not None else
+                        numeric_form(atom.node, lambda n: constant(n, atom.semantics, limits)))
 
     def message(self, value: Any = None, present: bool = True) -> Message:
         section, key = self.field

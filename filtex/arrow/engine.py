@@ -19,13 +19,13 @@ import numpy as np
 import pyarrow as pa
 
 from ..limits import DEFAULT_LIMITS
+from . import arith, intervals
 from . import atoms as atom_rules
 from . import kernel as kernels
 from .columns import back_rows, field_arrays, possible_tags
 from .plan import Plan, plan
 from .rows import batch_rows
 from .schema import KEYED, METADATA_KEY, check_version, rest_column
-from .atomcode import ARGS as ATOM_ARGS
 from .strings import string_table
 
 
@@ -55,6 +55,20 @@ class _Prepared:
         self.columns = _columns_read(flt.tree)
         limits = flt.options.get("limits", DEFAULT_LIMITS)
         self.atoms = [atom_rules.CompiledAtom(a, limits) for a in self.plan.atoms]
+        self.operand_tags: dict[int, np.ndarray] = {}   # arithmetic atoms: tags it computes
+        for index, compiled in enumerate(self.atoms):
+            form = compiled.atom.arith
+            if form is None:
+                continue
+            tags = arith.verified(form, compiled.on_message)
+            if tags is None:
+                self.plan = Plan(None, (), "the dialect's arithmetic differs from the kernel's "
+                                           f"on probe values ({form.shape()})")
+                self.atoms = []
+                break
+            ok = np.zeros(256, np.uint8)
+            ok[sorted(tags)] = 1
+            self.operand_tags[index] = ok
         self.tag_plans: dict[tuple, atom_rules.TagPlan] = {}
         self.lock = threading.Lock()
 
@@ -143,9 +157,11 @@ def _kernel_batch(flt: Any, ready: _Prepared, batch: pa.RecordBatch,
     args: list[np.ndarray] = []
     for index, compiled in enumerate(ready.atoms):
         field = compiled.field
-        arrays = columns.get(field)
-        if arrays is None:
-            arrays = columns[field] = field_arrays(batch, field)
+        if compiled.atom.arith is not None:   # arithmetic over several fields
+            args.append(_ArithArgs(compiled.atom.arith, ready.operand_tags[index], [
+                _arrays(columns, batch, f) for f in compiled.atom.arith.fields]))
+            continue
+        arrays = _arrays(columns, batch, field)
         tags = frozenset(possible_tags(schema, field))
         rules = ready.tag_plan(index, tags, rc)
         table = (string_table(compiled, rules, arrays.dictionary, rc)
@@ -155,21 +171,22 @@ def _kernel_batch(flt: Any, ready: _Prepared, batch: pa.RecordBatch,
         if rules.data_tags:
             modes, consts, values = _by_value(compiled, rules, arrays, rc,
                                               columns.setdefault((field, "seen"), {}))
-        args += [*arrays[:11], modes, consts, rules.bools, rules.ints,
-                 rules.uints, rules.doubles, table, *values]
+        args.append([*arrays[:11], modes, consts, rules.bools, rules.ints,
+                     rules.uints, rules.doubles, table, *values])
     back = back_rows(batch, ready.plan.fields)
     words = (n + 63) >> 6
     out_v = np.zeros(max(words, 1), np.int64)
     out_k = np.zeros(max(words, 1), np.int64)
     held = 0
-    args = [_readonly(a) for a in args]
-    width = len(ATOM_ARGS)
-    if n:   # the shared atom pass per atom, then the shape's combining kernel
+    if n:   # an outcome column per atom, then the shape's combining kernel
         atom_pass = kernels.atom_pass()
         outcomes = []
-        for at in range(0, len(args), width):
+        for atom_args in args:
             out = np.empty(n, np.int8)
-            atom_pass(out, *args[at: at + width])
+            if isinstance(atom_args, _ArithArgs):
+                atom_args.run(out)
+            else:
+                atom_pass(out, *[_readonly(a) for a in atom_args])
             outcomes.append(_readonly(out))
         held = kernels.compiled(ready.plan.shape)(n, back, out_v, out_k, *outcomes)
     if held:
@@ -185,6 +202,28 @@ def _kernel_batch(flt: Any, ready: _Prepared, batch: pa.RecordBatch,
     return array, int(held)
 
 
+def _arrays(columns: dict, batch: pa.RecordBatch, field: tuple) -> Any:
+    """A field's arrays, made once per batch whatever number of atoms read it."""
+    found = columns.get(field)
+    if found is None:
+        found = columns[field] = field_arrays(batch, field)
+    return found
+
+
+class _ArithArgs:
+    """An arithmetic atom's pass and its fields' arrays."""
+
+    def __init__(self, form: Any, ok: np.ndarray, fields: list) -> None:
+        self.form, self.ok, self.fields = form, ok, fields
+
+    def run(self, out: np.ndarray) -> None:
+        ints = intervals.as_arrays(self.form.intervals[0], np.int64)
+        doubles = intervals.as_arrays(self.form.intervals[2], np.float64)
+        arrays = [_readonly(a) for f in self.fields for a in (f.tags, f.i, f.iv, f.f, f.fv)]
+        kernels.arith_pass(self.form)(out, _readonly(self.ok), _readonly(ints),
+                                      _readonly(doubles), *arrays)
+
+
 _NO_STRINGS = np.full((3, 1), atom_rules.BACK, np.int8)
 _NO_VALUES = (np.zeros(0, np.int64), np.zeros(0, np.int8), np.zeros(0, np.uint64),
               np.zeros(0, np.int8), np.zeros(0, np.float64), np.zeros(0, np.int8))
@@ -193,9 +232,10 @@ _VALUES_MODE = (atom_rules.VALUES_I, atom_rules.VALUES_U, atom_rules.VALUES_F)
 
 def _by_value(compiled: Any, rules: Any, arrays: Any, rc: Any, seen: dict) -> tuple:
     """Resolve the tags an atom answers per value (``DATA``) for this batch: the
-    distinct values of the rows of such a tag, each run once. One tag per child
-    gets a value table; another is constant if all its values agree, else row
-    by row. NaN, -0.0 and infinities have their own entries already."""
+    distinct values of the rows of such a tag, each run once. A tag whose values
+    all agree is constant; the tags of one child share its value table where
+    they agree value for value (else the rarer goes row by row). NaN, -0.0 and
+    the infinities have their own entries already."""
     from . import scan
     modes, consts = rules.modes.copy(), rules.consts.copy()
     values = list(_NO_VALUES)
@@ -203,8 +243,8 @@ def _by_value(compiled: Any, rules: Any, arrays: Any, rc: Any, seen: dict) -> tu
     if counts is None:
         counts = seen["counts"] = scan.histogram(arrays.tags)
     children = ((arrays.i, arrays.iv), (arrays.u, arrays.uv), (arrays.f, arrays.fv))
-    taken = [False, False, False]
-    for tag in rules.data_tags:
+    tables: list[dict | None] = [None, None, None]   # per child: value -> outcome
+    for tag in sorted(rules.data_tags, key=lambda t: -counts[t]):   # the commonest first
         modes[tag] = atom_rules.FALLBACK
         if not counts[tag]:
             continue
@@ -220,10 +260,20 @@ def _by_value(compiled: Any, rules: Any, arrays: Any, rc: Any, seen: dict) -> tu
         outcomes = atom_rules.value_outcomes(compiled, tag, present, rc)
         if len(outcomes) and (outcomes == outcomes[0]).all():
             modes[tag], consts[tag] = atom_rules.CONST, outcomes[0]
-        elif not taken[domain]:
-            taken[domain] = True
-            modes[tag] = _VALUES_MODE[domain]
-            values[2 * domain], values[2 * domain + 1] = present, outcomes
+            continue
+        # tags of one child share its value table where they agree value for value
+        table = dict(zip(present.tolist(), outcomes.tolist()))
+        merged = tables[domain]
+        if merged is not None and any(merged.get(v, o) != o for v, o in table.items()):
+            continue
+        tables[domain] = table if merged is None else {**merged, **table}
+        modes[tag] = _VALUES_MODE[domain]
+    dtypes = (np.int64, np.uint64, np.float64)
+    for domain, table in enumerate(tables):
+        if table:
+            keys = sorted(table)
+            values[2 * domain] = np.array(keys, dtypes[domain])
+            values[2 * domain + 1] = np.array([table[k] for k in keys], np.int8)
     return modes, consts, values
 
 

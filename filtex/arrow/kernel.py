@@ -33,11 +33,11 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from .._version import __version__
 from ..cache import BoundedCache
-from . import atomcode
+from . import arith, atomcode
 
 MAX_ATOMS = 48
 """Past this many atoms a filter is evaluated row by row: numba's compile time
@@ -205,6 +205,19 @@ def atom_pass() -> Callable:
             if found is None:
                 found = _load(pass_source(), "atom_outcomes")
                 _memory.put("pass", found)
+    return found
+
+
+def arith_pass(form: Any) -> Callable:
+    """The compiled pass of an arithmetic atom (``arith.py``), per expression."""
+    key = ("arith", form.shape())
+    found = _memory.get(key)
+    if found is None:
+        with _lock:
+            found = _memory.get(key)
+            if found is None:
+                found = _load(arith.source(form), "expr_pass")
+                _memory.put(key, found)
     return found
 
 

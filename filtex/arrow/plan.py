@@ -7,9 +7,10 @@ header or properties field, one application property or annotation, the
 body, or the arrival connection) is a function of that one value, so the
 kernel can evaluate it from the field's type tag and typed child alone; its
 per-value answers come from the per-message engine itself (``atoms.py``), so
-they are the dialect's by construction. A filter with an atom that reads two
-fields (``a = b``, ``price * quantity > 1000``, ``JMSType``) has no kernel
-form and is evaluated row by row.
+they are the dialect's by construction. An atom over several fields has a
+kernel form only as arithmetic (``+ - *``) compared with constants
+(``arith.py``); any other (``a = b``, ``a / b > 1``, ``JMSType``) makes the
+filter run row by row.
 
 The skeleton's *shape* (``Plan.shape``) is all the kernel source depends on:
 constants live in the atoms' parameters, so ``customer_id = 17`` and
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..sql import ast
+from .arith import arith_form
 
 FieldRef = tuple
 """``(section, key)`` of a header/properties field or a map entry,
@@ -31,10 +33,13 @@ FieldRef = tuple
 
 @dataclass(frozen=True)
 class Atom:
-    """A predicate of at most one field, read by ``semantics``' rules."""
+    """A predicate of at most one field, read by ``semantics``' rules; or an
+    arithmetic comparison over several (``arith``: ``arith.ArithForm``, and
+    ``field`` is ``("expr", fields)``)."""
     node: ast.Node
     field: FieldRef
     semantics: Any
+    arith: Any = None
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,8 @@ class Plan:
         """The distinct fields the atoms read, in first-read order."""
         seen: dict[FieldRef, None] = {}
         for atom in self.atoms:
-            seen.setdefault(atom.field, None)
+            for field in (atom.arith.fields if atom.arith is not None else [atom.field]):
+                seen.setdefault(field, None)
         return tuple(seen)
 
 
@@ -96,7 +102,11 @@ def plan(tree: ast.Node, semantics: Any) -> Plan:
             return ("not", split(node.operand, rules))
         fields = fields_read(node)
         if len(fields) > 1:
-            raise _TwoFields(node)
+            form = arith_form(node)
+            if form is None:
+                raise _TwoFields(node)
+            atoms.append(Atom(node, ("expr", tuple(form.fields)), rules, form))
+            return ("atom", len(atoms) - 1)
         field = next(iter(fields)) if fields else ("none", None)
         atoms.append(Atom(node, field, rules))
         return ("atom", len(atoms) - 1)
