@@ -40,7 +40,8 @@ ENGINES: dict[str, Callable[[], Any]] = {"row": RowEngine}
 class BatchEngine(RowEngine):
     """The columnar engine: each message becomes a one-row message table
     (``filtex.arrow``), evaluated by the filter's kernel (the per-message engine
-    for rows the kernel hands back). A message the table cannot hold (a value of
+    for rows the kernel hands back); encoded bytes become a one-cell binary
+    column, decoded by the numba decoder (``evaluate_encoded``). A message the table cannot hold (a value of
     no exact AMQP class, bytes that do not decode) is refused by the builder with
     a ValueError or TypeError naming it; here that message is unknown, as it would never reach
     a table. The refusals are kept in ``refused`` so a test can look at them."""
@@ -52,9 +53,15 @@ class BatchEngine(RowEngine):
         self.refused: list[str] = []
 
     def evaluate(self, flt: filtex.Filter, messages: Iterable[Any]) -> list:
+        import pyarrow as pa
+
         import filtex.arrow as fa
         results = []
         for message in messages:
+            if type(message) is bytes:   # raw messages: a binary column, decoded by numba
+                column = pa.array([message], pa.binary())
+                results.extend(fa.evaluate_encoded(flt, column).verdicts.to_pylist())
+                continue
             try:
                 table = fa.message_table([message])
             except (TypeError, ValueError) as problem:

@@ -348,3 +348,24 @@ def test_arithmetic_over_several_fields_agrees(dialect, text, rows):
     source = [filtex.Message(application_properties=row) for row in rows]
     result = agree(flt, fa.message_table(source), source)
     assert result.kernel, result.reason
+
+
+# --- columns of encoded messages ---------------------------------------------------------------
+
+def test_encoded_columns_filtered_and_tabled(tmp_path):
+    from pathlib import Path
+    from filtex.files import read_records
+    examples = Path(__file__).parent.parent / "examples"
+    raws = [r.raw for r in read_records(examples / "orders.amqp")]
+    column = pa.array(raws + [b"\x00\x53\x74\xc1\x09", None, raws[0][:20]], pa.binary())
+    for text in ["region = 'EU' AND total > 100", "h.priority > 2 OR p.subject LIKE 'order.%'",
+                 "quantity * 2 > total"]:
+        flt = filtex.compile_sql(text)
+        result = fa.evaluate_encoded(flt, column)
+        want = [None if raw is None else flt.evaluate(raw) for raw in column.to_pylist()]
+        assert result.verdicts.to_pylist() == want, text
+        assert result.fallback_rows >= 3   # the malformed, null and cut rows
+    table = fa.from_amqp(pa.array(raws, pa.binary()))
+    assert table.equals(fa.message_table(raws))
+    with pytest.raises(ValueError, match="not a readable message"):
+        fa.from_amqp(column)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from .build import message_table
 from .read import read, read_batches
+from .binary import evaluate_encoded, from_amqp
 from .engine import BatchResult, evaluate, evaluate_batch, filter_table
 from .flat import message_table_of
 from .kernel import cache_directory, set_cache_directory
@@ -25,6 +26,7 @@ from .rows import RowMessage, batch_rows, evaluate_rows, messages
 from .schema import METADATA_KEY, SCHEMA_VERSION, TAG_NAMES, message_schema
 
 __all__ = ["BatchResult", "METADATA_KEY", "RowMessage", "SCHEMA_VERSION", "TAG_NAMES",
-           "batch_rows", "cache_directory", "evaluate", "evaluate_batch", "evaluate_rows",
+           "batch_rows", "cache_directory", "evaluate", "evaluate_batch", "evaluate_encoded",
+           "evaluate_rows", "from_amqp",
            "filter_table", "message_schema", "message_table", "message_table_of", "messages",
            "read", "read_batches", "set_cache_directory"]

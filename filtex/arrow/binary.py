@@ -1,0 +1,85 @@
+"""Columns of raw AMQP-encoded messages: filtered, or turned into message tables.
+
+An archive of raw messages (a Parquet or Kafka export with a binary payload
+column) is filtered by decoding, with the numba decoder (``decode/``), only
+the sections and keys the filter reads, running the filter's kernels over
+that projection, and evaluating the rows the decoder could not decode exactly
+(malformed messages among them) from their bytes with the per-message engine,
+which also says what is wrong with them.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from .engine import BatchResult, evaluate, prepared
+from .plan import fields_read
+from .schema import KEYED
+
+
+def keys_read(flt: Any) -> tuple[dict[str, list[str]], bool]:
+    """The map keys a filter reads, per keyed section, and whether it reads a body."""
+    keys: dict[str, list[str]] = {}
+    body = False
+    for section, key in sorted(fields_read(flt.tree), key=repr) if flt.tree is not None else ():
+        if section in KEYED and isinstance(key, str):
+            keys.setdefault(section, []).append(key)
+        body |= section == "body"
+    return keys, body
+
+
+def _cells(column: Any) -> pa.Array:
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if not (pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)):
+        raise TypeError(f"a column of encoded messages is binary, not {column.type}")
+    return column
+
+
+def evaluate_encoded(flt: Any, column: Any, receiving_connection: Any = None) -> BatchResult:
+    """The filter's verdict for every AMQP-encoded message of a binary column."""
+    from .decode import decode_column
+    cells = _cells(column)
+    if flt.tree is None or prepared(flt).plan.shape is None:   # no kernel: every row by bytes
+        verdicts = [None if cell is None else flt.evaluate(cell, receiving_connection)
+                    for cell in cells.to_pylist()]
+        return BatchResult(pa.array(verdicts, pa.bool_()), len(cells),
+                           prepared(flt).plan.reason if flt.tree is not None else "no tree")
+    keys, body = keys_read(flt)
+    decoded = decode_column(cells, keys, body=body)
+    result = evaluate(flt, decoded.table, receiving_connection)
+    rows = np.flatnonzero(decoded.undecoded)
+    if not len(rows):
+        return result
+    values = result.verdicts.fill_null(False).to_numpy(zero_copy_only=False).copy()
+    known = result.verdicts.is_valid().to_numpy(zero_copy_only=False).copy()
+    for r in rows.tolist():
+        cell = cells[r].as_py()
+        verdict = None if cell is None else flt.evaluate(cell, receiving_connection)
+        values[r], known[r] = verdict is True, verdict is not None
+    verdicts = pa.array(values, pa.bool_(), mask=~known)
+    return BatchResult(verdicts, result.fallback_rows + len(rows), result.reason)
+
+
+def from_amqp(column: Any, keys: dict[str, list[str]] | None = None) -> pa.Table:
+    """A message table of the messages of a binary column (all their keys, or the
+    ``keys`` given per keyed section), bodies included. Rows the numba decoder
+    leaves to Python are built by ``message_table``; a message that cannot be
+    read at all is a ValueError naming its row."""
+    from .build import message_table
+    from .decode import decode_column
+    cells = _cells(column)
+    decoded = decode_column(cells, keys, body=True)
+    rows = np.flatnonzero(decoded.undecoded)
+    if not len(rows):
+        return decoded.table
+    good = decoded.table.filter(pa.array(~decoded.undecoded))
+    try:
+        rest = message_table([cells[r].as_py() for r in rows.tolist()],
+                             schema=decoded.table.schema)
+    except (TypeError, ValueError) as problem:
+        raise ValueError(f"rows {rows[:5].tolist()}...: {problem}") from None
+    order = np.argsort(np.concatenate([np.flatnonzero(~decoded.undecoded), rows]), kind="stable")
+    return pa.concat_tables([good, rest]).take(pa.array(order))
