@@ -6,7 +6,7 @@ message table, side by side in one run (best of interleaved rounds):
 - per-message: ``filtex.arrow.rows.evaluate_rows`` (the row views and
   ``flt.evaluate``) on the first ``--sample`` rows, extrapolated;
 - Polars, DuckDB and pyarrow.compute computing the same exact three-valued
-  result (``benchmarks/columnar_reference.py``).
+  result (``benchmarks/columnar_reference/``).
 
 Every engine's TRUE/FALSE/UNKNOWN counts must agree, and the per-message
 verdicts must equal every engine's row by row on the sample; a mismatch is
