@@ -677,3 +677,19 @@ def test_random_messages_decode_as_the_builder_builds_them(props):
     decoded = assert_same_as_builder(cells, None)
     assert not decoded.undecoded.any()
     assert_same_as_builder(cells, {"application_properties": ["b", "a"]})
+
+
+def test_only_the_fields_asked_for_are_stored():
+    """``fields`` limits the header and properties fields stored (the rest read
+    as absent), and a filter over encoded messages asks for its own."""
+    import filtex
+    from filtex.arrow.decode import decode_column
+    from filtex.amqp.encode import encode_message
+    message = filtex.Message(header={"priority": ubyte(7)},
+                             properties={"subject": "s", "message-id": "m-1"})
+    column = pa.array([bytes(encode_message(message))], pa.binary())
+    table = decode_column(column, {}, fields=[("properties", "subject")]).table
+    assert table.column("properties").combine_chunks().field("subject").to_pylist() == ["s"]
+    assert table.column("header").combine_chunks().field("priority").to_pylist() == [None]
+    ids = table.column("properties").combine_chunks().field("message-id").field("t")
+    assert ids.to_pylist() == [0]

@@ -19,15 +19,19 @@ from .plan import fields_read
 from .schema import KEYED
 
 
-def keys_read(flt: Any) -> tuple[dict[str, list[str]], bool]:
-    """The map keys a filter reads, per keyed section, and whether it reads a body."""
+def keys_read(flt: Any) -> tuple[dict[str, list[str]], list[tuple], bool]:
+    """The map keys a filter reads, per keyed section, the header and properties
+    fields it reads, and whether it reads a body."""
     keys: dict[str, list[str]] = {}
+    fields: list[tuple] = []
     body = False
     for section, key in sorted(fields_read(flt.tree), key=repr) if flt.tree is not None else ():
         if section in KEYED and isinstance(key, str):
             keys.setdefault(section, []).append(key)
+        elif section in ("header", "properties"):
+            fields.append((section, key))
         body |= section == "body"
-    return keys, body
+    return keys, fields, body
 
 
 def _cells(column: Any) -> pa.Array:
@@ -47,8 +51,8 @@ def evaluate_encoded(flt: Any, column: Any, receiving_connection: Any = None) ->
                     for cell in cells.to_pylist()]
         return BatchResult(pa.array(verdicts, pa.bool_()), len(cells),
                            prepared(flt).plan.reason if flt.tree is not None else "no tree")
-    keys, body = keys_read(flt)
-    decoded = decode_column(cells, keys, body=body)
+    keys, fields, body = keys_read(flt)
+    decoded = decode_column(cells, keys, body=body, fields=fields)
     result = evaluate(flt, decoded.table, receiving_connection)
     rows = np.flatnonzero(decoded.undecoded)
     if not len(rows):

@@ -130,7 +130,8 @@ def _collect_keys(parts: list[tuple]) -> dict[str, list[str]]:
 
 
 def decode_column(column: Any, keys: dict[str, Iterable[str]] | None = None, *,
-                  body: bool = False) -> Decoded:
+                  body: bool = False, fields: Iterable[tuple[str, str]] | None = None
+                  ) -> Decoded:
     """The message table of a column of AMQP-encoded messages (one message a
     cell), and the rows the kernel could not decode exactly.
 
@@ -141,7 +142,9 @@ def decode_column(column: Any, keys: dict[str, Iterable[str]] | None = None, *,
     keys (str) to decode, each a VALUE struct with the children the data needs;
     a section not named is not read at all. None decodes every key found (a
     first pass collects them, in the order first seen). Header and properties
-    are always decoded. ``body`` fills ``amqp_value`` and ``amqp_sequence`` as
+    are always walked; ``fields`` (``(section, field)`` pairs) limits the ones
+    stored (the others read as absent; a filter's own fields: a unique string
+    message-id it does not read costs nothing), None stores them all. ``body`` fills ``amqp_value`` and ``amqp_sequence`` as
     ``message_table`` does (decoded in Python, for the rows that have such a
     body); otherwise they are null.
 
@@ -157,8 +160,11 @@ def decode_column(column: Any, keys: dict[str, Iterable[str]] | None = None, *,
     plan = _collect_keys(parts) if all_keys else _requested(keys)
 
     # slots: header fields, properties fields, then the requested keys by section
-    want = [_HEADER_WANT[f] for f in HEADER_FIELDS] + [_PROPERTIES_WANT[f]
-                                                         for f in PROPERTIES_FIELDS]
+    stored = None if fields is None else set(fields)
+    want = [_HEADER_WANT[f] if stored is None or ("header", f) in stored else -1
+            for f in HEADER_FIELDS] + [
+        _PROPERTIES_WANT[f] if stored is None or ("properties", f) in stored else -1
+        for f in PROPERTIES_FIELDS]
     key_bytes, key_offsets, key_sec, key_slot, key_flag = [], [0], [], [], []
     walk = np.zeros(4, np.int64)
     klen_ok = np.zeros((4, 256), np.uint8)

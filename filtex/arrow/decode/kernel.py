@@ -26,7 +26,8 @@ def _kernel(data, offs, bits, bits_offset, row0, start, count,
             ht, arena, log, xarena, meta, counts):
     """Decode rows ``start .. count`` of one chunk into output rows ``row0 +``.
 
-    ``want[slot]``: the tag a typed header/properties field holds (0: any);
+    ``want[slot]``: the tag a typed header/properties field holds (0: any; -1:
+    not asked for, left absent);
     ``wide[slot]``: integers go to ``v64`` (else to ``v32``: the typed fields
     of 32 bits or less); ``walk[sec]``: decode that keyed section; requested
     keys: bytes ``kb`` split by ``ko``, section ``ksec``, output slot
@@ -129,6 +130,8 @@ def _kernel(data, offs, bits, bits_offset, row0, start, count,
                 fp = e
                 slot = base + i
                 w = want[slot]
+                if w < 0:   # a field not asked for: checked, not stored
+                    continue
                 if w != 0 and tag != w:
                     st = 1   # a wrong-typed field: the builder's residual
                     break
