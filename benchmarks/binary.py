@@ -18,7 +18,7 @@ thread pool is set to one thread):
 
 - ``evaluate_encoded(flt, column)`` per batch (warm: compiled first on a small
   column), messages/s, and the TRUE/FALSE/UNKNOWN counts and fallback rows;
-- ``decode_column(column, keys)`` alone, with the keys the filter reads: the
+- ``decode_column(column, keys, fields=)`` alone, with the keys and fields the filter reads: the
   decoder's share of the time;
 - the per-message engine ``flt.evaluate(bytes)`` on a ``--sample`` message
   sample (best of ``--rounds``), extrapolated to N.
@@ -227,10 +227,10 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     per_message: dict[str, float] = {}
     for name, flt in flts.items():   # warm up, check row by row, time the per-message engine
-        keys, body = plans[name]
+        keys, fields, body = plans[name]
         small = sample_column.slice(0, 1000)
         seconds, _ = timed(filtex.arrow.evaluate_encoded, flt, small)
-        decode_column(small, keys, body=body)
+        decode_column(small, keys, body=body, fields=fields)
         want = [flt.evaluate(cell) for cell in sample]
         got = filtex.arrow.evaluate_encoded(flt, sample_column)
         if not got.kernel:
@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         batches += 1
         for name in names:
             flt, want = flts[name]
-            keys, body = plans[name]
+            keys, fields, body = plans[name]
             gc.collect()
             seconds, result = timed(filtex.arrow.evaluate_encoded, flt, column)
             total = totals[name]
@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
                           "per-message engine's on the sample rows")
             del result
             gc.collect()
-            seconds, decoded = timed(decode_column, column, keys, body=body)
+            seconds, decoded = timed(decode_column, column, keys, body=body, fields=fields)
             total["decode"] += seconds
             del decoded
         del column
