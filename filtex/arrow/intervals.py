@@ -181,6 +181,11 @@ EMPTY_UINT = np.zeros((0, 2), np.uint64)
 EMPTY_DOUBLE = np.zeros((0, 2), np.float64)
 
 
+PROBED_CONSTANTS = 64
+"""Constants probed around (a long IN list: an even sample of them), so the
+probes of one atom stay a few hundred whatever the filter's size."""
+
+
 def _constants(form: list) -> list:
     if form is None:
         return []
@@ -188,7 +193,11 @@ def _constants(form: list) -> list:
         return [form[2]]
     if form[0] == "between":
         return [form[1], form[2]]
-    return list(form[1])
+    values = list(form[1])
+    if len(values) > PROBED_CONSTANTS:
+        step = len(values) / PROBED_CONSTANTS
+        values = [values[int(i * step)] for i in range(PROBED_CONSTANTS)] + [values[-1]]
+    return values
 
 
 def int_probes(form: list | None, lo: int, hi: int) -> list[int]:
