@@ -369,3 +369,17 @@ def test_encoded_columns_filtered_and_tabled(tmp_path):
     assert table.equals(fa.message_table(raws))
     with pytest.raises(ValueError, match="not a readable message"):
         fa.from_amqp(column)
+
+
+def test_kernel_modules_in_sys_modules_are_bounded(monkeypatch):
+    """Past MAX_MODULES the oldest kernel modules leave sys.modules; their
+    kernels, asked for again, are imported again and still agree."""
+    monkeypatch.setattr(kernel, "MAX_MODULES", 2)
+    source = [filtex.Message(application_properties={"a": i % 3, "b": i % 5}) for i in range(30)]
+    table = fa.message_table(source)
+    texts = ["a = 1 OR b = 2", "a = 1 AND b = 2", "NOT (a = 1 OR b = 2 OR a = 2)"]
+    for _ in range(2):
+        for text in texts:
+            kernel._memory.clear()
+            agree(filtex.compile_sql(text), table, source)
+    assert len([m for m in sys.modules if m.startswith("filtex_kernel_")]) <= 2

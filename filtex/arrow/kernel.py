@@ -32,6 +32,7 @@ import os
 import sys
 import tempfile
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
 
@@ -161,6 +162,12 @@ def kernel(n, back, out_v, out_k, {params}):
 
 _memory = BoundedCache(256, 1 << 62, lambda _: 1)
 _lock = threading.Lock()
+MAX_MODULES = 1024
+_modules: "OrderedDict[str, None]" = OrderedDict()
+"""Kernel modules registered in ``sys.modules`` (numba's cache loader imports a
+kernel's module by name), the oldest dropped past ``MAX_MODULES``: a process
+that meets ever new filter shapes does not keep every module. A dropped
+module's kernel, asked for again, is imported again (from numba's disk cache)."""
 _directory: Path | None = None
 
 
@@ -243,6 +250,9 @@ def _load(text: str, function: str) -> Callable:
         except BaseException:
             sys.modules.pop(name, None)
             raise
+        _modules[name] = None
+        while len(_modules) > MAX_MODULES:
+            sys.modules.pop(_modules.popitem(last=False)[0], None)
     return getattr(module, function)
 
 
