@@ -111,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
                              "to the row path (default: extrapolate from the sample)")
     parser.add_argument("--duckdb-threads", type=int,
                         help="SET threads for DuckDB (default: DuckDB's own)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="filtex: split a batch among this many threads (default 1)")
     parser.add_argument("--filters", help="comma-separated subset of: " + ", ".join(ORDER))
     args = parser.parse_args(argv)
     names = ORDER if not args.filters else tuple(args.filters.split(","))
@@ -134,6 +136,10 @@ def main(argv: list[str] | None = None) -> int:
           f"read + combine_chunks in {time.perf_counter() - start:.1f} s")
     sample = table.slice(0, min(args.sample, table.num_rows))
     columnar = getattr(filtex.arrow, "evaluate", None)
+    if columnar is not None and args.threads > 1:
+        import functools
+        columnar = functools.partial(columnar, threads=args.threads)
+        print(f"filtex: batches split among {args.threads} threads")
     if columnar is None:
         print("filtex.arrow.evaluate does not exist yet: the filtex column is "
               + ("the per-message engine over the whole table, once"

@@ -383,3 +383,17 @@ def test_kernel_modules_in_sys_modules_are_bounded(monkeypatch):
             kernel._memory.clear()
             agree(filtex.compile_sql(text), table, source)
     assert len([m for m in sys.modules if m.startswith("filtex_kernel_")]) <= 2
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_threads_split_a_batch_and_agree(monkeypatch, threads):
+    from filtex.arrow import engine
+    monkeypatch.setattr(engine, "PARALLEL_ROWS", 64)
+    source = [filtex.Message(application_properties={
+        "a": [1, 2.5, "x", None][i % 4], "b": i % 7, "s": f"v{i % 11}"}) for i in range(1000)]
+    table = fa.message_table(source)
+    for text in ["a > 1 AND (s LIKE 'v1%' OR b = 3)", "NOT (b * 2 > 5)", "a IS NULL OR b IN (1, 2)"]:
+        flt = filtex.compile_sql(text)
+        result = fa.evaluate(flt, table, threads=threads)
+        assert result.verdicts.to_pylist() == [flt.evaluate(m) for m in source], text
+        assert result.fallback_rows == fa.evaluate(flt, table).fallback_rows

@@ -125,9 +125,11 @@ def _batches(data: pa.Table | pa.RecordBatch, mapping: Any, nulls: str) -> list[
 
 
 def evaluate(flt: Any, data: pa.Table | pa.RecordBatch, receiving_connection: Any = None, *,
-             mapping: Any = None, nulls: str = "absent") -> BatchResult:
+             mapping: Any = None, nulls: str = "absent", threads: int = 1) -> BatchResult:
     """The filter's verdict for every row of a message table, or of a flat table
-    whose columns are fields (``mapping``, ``nulls``: see ``flat.py``)."""
+    whose columns are fields (``mapping``, ``nulls``: see ``flat.py``). ``threads``
+    splits large batches among that many threads (the kernels release the GIL;
+    1 by default, as in a Spark task or a broker already using its cores)."""
     batches = _batches(data, mapping, nulls)
     ready = prepared(flt)
     parts, held = [], 0
@@ -137,7 +139,7 @@ def evaluate(flt: Any, data: pa.Table | pa.RecordBatch, receiving_connection: An
             parts.append(pa.array(verdicts, pa.bool_()))
             held += batch.num_rows
         else:
-            verdicts, count = _kernel_batch(flt, ready, batch, receiving_connection)
+            verdicts, count = _kernel_batch(flt, ready, batch, receiving_connection, threads)
             parts.append(verdicts)
             held += count
     if not parts:
@@ -150,7 +152,7 @@ def evaluate(flt: Any, data: pa.Table | pa.RecordBatch, receiving_connection: An
 
 
 def _kernel_batch(flt: Any, ready: _Prepared, batch: pa.RecordBatch,
-                  rc: Any) -> tuple[pa.BooleanArray, int]:
+                  rc: Any, threads: int = 1) -> tuple[pa.BooleanArray, int]:
     n = batch.num_rows
     schema = batch.schema
     columns: dict[tuple, Any] = {}
@@ -180,15 +182,19 @@ def _kernel_batch(flt: Any, ready: _Prepared, batch: pa.RecordBatch,
     held = 0
     if n:   # an outcome column per atom, then the shape's combining kernel
         atom_pass = kernels.atom_pass()
-        outcomes = []
-        for atom_args in args:
-            out = np.empty(n, np.int8)
-            if isinstance(atom_args, _ArithArgs):
-                atom_args.run(out)
-            else:
-                atom_pass(out, *[_readonly(a) for a in atom_args])
-            outcomes.append(_readonly(out))
-        held = kernels.compiled(ready.plan.shape)(n, back, out_v, out_k, *outcomes)
+        combine = kernels.compiled(ready.plan.shape)
+        outcomes = [np.empty(n, np.int8) for _ in args]
+
+        def rows(lo: int, hi: int) -> int:
+            """Rows lo..hi (lo a multiple of 64: bitmaps and words stay aligned)."""
+            for atom_args, out in zip(args, outcomes):
+                if isinstance(atom_args, _ArithArgs):
+                    atom_args.run(out[lo:hi], lo, hi)
+                else:
+                    atom_pass(out[lo:hi], *_rows_of(atom_args, lo, hi))
+            return combine(hi - lo, back[lo:hi], out_v[lo >> 6:], out_k[lo >> 6:],
+                           *[_readonly(out[lo:hi]) for out in outcomes])
+        held = _in_parallel(rows, n, threads)
     if held:
         rows = np.flatnonzero(back)
         verdicts = _row_by_row(flt, batch, rows, rc)
@@ -216,12 +222,48 @@ class _ArithArgs:
     def __init__(self, form: Any, ok: np.ndarray, fields: list) -> None:
         self.form, self.ok, self.fields = form, ok, fields
 
-    def run(self, out: np.ndarray) -> None:
+    def run(self, out: np.ndarray, lo: int, hi: int) -> None:
         ints = intervals.as_arrays(self.form.intervals[0], np.int64)
         doubles = intervals.as_arrays(self.form.intervals[2], np.float64)
-        arrays = [_readonly(a) for f in self.fields for a in (f.tags, f.i, f.iv, f.f, f.fv)]
+        arrays = [_readonly(a) for f in self.fields for a in _rows_of(
+            (f.tags, f.i, f.iv, f.f, f.fv), lo, hi, (0, 1, 3), (2, 4))]
         kernels.arith_pass(self.form)(out, _readonly(self.ok), _readonly(ints),
                                       _readonly(doubles), *arrays)
+
+
+_ROW_ARRAYS, _BITMAPS = (0, 1, 3, 5, 7), (2, 4, 6, 8, 9, 10)
+"""Positions in an atom's arguments (``atomcode.ARGS``) of per-row arrays and bitmaps."""
+
+
+def _rows_of(arrays: Any, lo: int, hi: int, per_row: tuple = _ROW_ARRAYS,
+             bitmaps: tuple = _BITMAPS) -> list:
+    """An atom's arguments for rows lo..hi: per-row arrays and bitmaps sliced
+    (empty children stay empty), tables as they are."""
+    out = []
+    for position, array in enumerate(arrays):
+        if len(array) and position in per_row:
+            array = array[lo:hi]
+        elif len(array) and position in bitmaps:
+            array = array[lo >> 3:]
+        out.append(_readonly(array))
+    return out
+
+
+PARALLEL_ROWS = 1 << 18
+"""A batch is split among threads only past this many rows a thread."""
+
+
+def _in_parallel(rows: Any, n: int, threads: int) -> int:
+    """``rows(lo, hi)`` over 0..n in ``threads`` ranges at once (the kernels
+    release the GIL), summing what they return."""
+    threads = max(1, min(threads, n // PARALLEL_ROWS))
+    if threads == 1:
+        return rows(0, n)
+    from concurrent.futures import ThreadPoolExecutor
+    step = ((n + threads - 1) // threads + 63) & ~63
+    bounds = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
+    with ThreadPoolExecutor(len(bounds)) as pool:
+        return sum(pool.map(lambda b: rows(*b), bounds))
 
 
 _NO_STRINGS = np.full((3, 1), atom_rules.BACK, np.int8)
