@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from ..files import read_messages
 from .build import message_table
-from .schema import check_version
+from .schema import check_version, message_schema, plan_of
 
 BATCH_SIZE = 65_536
 _PARQUET, _IPC_FILE, _IPC_STREAM = b"PAR1", b"ARROW1", b"\xff\xff\xff\xff"
@@ -37,10 +37,16 @@ def read_batches(source: Any, *, batch_size: int = BATCH_SIZE,
     if head[:4] == _PARQUET:
         parquet = pq.ParquetFile(source)
         check_version(parquet.schema_arrow)
+        # Parquet names a map's entries after its column: cast back to the layout's
+        # own schema, so a round trip gives the schema it was written with
+        canonical = message_schema(*plan_of(parquet.schema_arrow))
         # a row group at a time (pyarrow's iter_batches cannot convert these nested
         # columns): memory is bounded by the writer's row group size
         for group in range(parquet.num_row_groups):
-            yield from parquet.read_row_group(group).to_batches(max_chunksize=batch_size)
+            part = parquet.read_row_group(group)
+            if not part.schema.equals(canonical, check_metadata=True):
+                part = part.cast(canonical)
+            yield from part.to_batches(max_chunksize=batch_size)
         return
     if head[:6] == _IPC_FILE:
         with ipc.open_file(source) as reader:
