@@ -219,6 +219,9 @@ def _kernel(data, offs, bits, bits_offset, row0, start, count,
                 mp = e
                 slot = kslot[k]
                 child = _CHILD[tag]
+                # the same storing steps as for header and properties fields above, written
+                # out again on purpose: a helper would take a dozen arrays a value, and numba
+                # reference-counts every array argument of a call, which cost more than this
                 if child >= 5:   # a string or binary: stored once the row is known good
                     if tag == 16:
                         strings += 1
