@@ -48,8 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
               "       filtex match [options] --filter NAME=TEXT [--filter ...] [INPUT ...]",
         description="Read messages (typed-JSON lines or size-prefixed AMQP frames) from "
         "INPUT files or stdin, and write those that match, byte for byte, in their own "
-        "format. With several --filter, each subscription writes its own file (-o with "
-        "{name}), or --count prints a table.", epilog=_EPILOG)
+        "format. Parquet and Arrow IPC files of message tables (filtex.arrow) are read a "
+        "record batch at a time by the batch engine, and matching rows written in the "
+        "input's format. With several --filter, each subscription writes its own file (-o "
+        "with {name}), or --count prints a table.", epilog=_EPILOG)
     match.add_argument("operands", nargs="*", metavar="FILTER [INPUT ...]",
                        help="the filter (unless --filter is given), then input files "
                        "('-' or none: stdin)")
