@@ -17,3 +17,22 @@ def engine(request):
 import os  # noqa: E402
 
 os.environ.setdefault("FILTEX_KERNEL_CACHE", str(Path(__file__).parent.parent / ".kernel-cache"))
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The one local[2] SparkSession of a test run (UI and progress bars off, UTC,
+    case-sensitive names: AMQP keys are)."""
+    pytest.importorskip("pyspark")
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+    session = (SparkSession.builder.master("local[2]").appName("filtex-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.caseSensitive", "true")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

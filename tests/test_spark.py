@@ -1,0 +1,74 @@
+"""filtex.spark: the same verdicts on Spark DataFrames.
+
+Every conformance case's filter over all the messages of its dialect in one
+DataFrame (the message table in Spark's types), many filters as columns of
+one select; flat DataFrames; ``where``; a Parquet file written for Spark.
+"""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pyspark")
+pa = pytest.importorskip("pyarrow")
+
+import filtex  # noqa: E402
+import filtex.arrow as fa  # noqa: E402
+import filtex.spark as fs  # noqa: E402
+
+from conformance_cases import load_cases  # noqa: E402
+from test_conformance import compile_case  # noqa: E402
+
+pytestmark = pytest.mark.spark
+
+CASES = [c for _, c in load_cases() if "message" in c and c["expect"] != "invalid"]
+DIALECTS = sorted({c["dialect"] for c in CASES})
+COLUMNS_A_SELECT = 60
+
+
+def receiver(case):
+    return case["message"].get("receiving-connection")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_every_conformance_filter_over_its_dialects_messages(spark, dialect):
+    cases = [c for c in CASES if c["dialect"] == dialect]
+    messages = [filtex.message_from_json(c["message"]) for c in cases]
+    df = spark.createDataFrame(fs.to_spark(fa.message_table([c["message"] for c in cases])))
+    for start in range(0, len(cases), COLUMNS_A_SELECT):
+        chunk = cases[start:start + COLUMNS_A_SELECT]
+        filters = [compile_case(c) for c in chunk]
+        rows = df.select(*[fs.column(f, df, receiving_connection=receiver(c)).alias(f"c{i}")
+                           for i, (f, c) in enumerate(zip(filters, chunk))]).collect()
+        for i, (flt, case) in enumerate(zip(filters, chunk)):
+            want = [flt.evaluate(m, receiver(case)) for m in messages]
+            assert [row[i] for row in rows] == want, case["id"]
+
+
+def test_flat_dataframes_and_where(spark, tmp_path):
+    events = pa.table({"region": ["EU", "US", None, "EU"], "total": [150, 300, 90, None],
+                       "prio": pa.array([7, 1, 9, 5], pa.int16())})
+    df = spark.createDataFrame(events)
+    eu_big = filtex.compile_sql("region = 'EU' AND total > 100")
+    assert [r[0] for r in df.select(fs.column(eu_big, df)).collect()] == \
+        eu_big.evaluate_batch(events).to_pylist() == [True, False, False, None]
+    assert fs.where(df, "region = 'EU' AND total > 100").count() == 1
+    urgent = filtex.compile_sql("h.priority > 4 AND region IS NOT NULL")
+    mapping = {"prio": ("header", "priority"), "region": "region"}
+    got = [r[0] for r in df.select(fs.column(urgent, df, mapping=mapping)).collect()]
+    assert got == urgent.evaluate_batch(events, mapping=mapping).to_pylist()
+    assert "Arrow UDF" in fs.explain(urgent, df, mapping=mapping)
+
+
+def test_a_parquet_file_written_for_spark(spark, tmp_path):
+    import pyarrow.parquet as pq
+    from proton import ubyte, ulong
+    messages = [filtex.Message(header={"priority": ubyte(i % 10)},
+                               application_properties={"u": ulong(2**64 - 1 - i), "s": f"v{i % 3}"})
+                for i in range(50)]
+    pq.write_table(fs.to_spark(fa.message_table(messages)), tmp_path / "m.parquet")
+    df = spark.read.parquet(str(tmp_path / "m.parquet"))
+    flt = filtex.compile_sql("u > 18446744073709551600 AND (h.priority > 3 OR s = 'v1')")
+    got = [r[0] for r in df.select(fs.column(flt, df)).collect()]
+    assert got == [flt.evaluate(m) for m in messages]
+    assert fs.where(df, flt).count() == [flt.evaluate(m) for m in messages].count(True)
