@@ -30,6 +30,7 @@ from proton import byte, int32, short, ubyte, uint, ushort
 
 from ..message import Message
 from ..runtime.values import INT_CLASSES
+from ..row.generator import _MIRROR as MIRROR
 from ..sql import ast
 from . import intervals
 from .atoms import FALSE, TRUE, UNKNOWN, run
@@ -93,7 +94,7 @@ def arith_form(node: ast.Node) -> ArithForm | None:
         left, right, op = node.left, node.right, node.op
         if isinstance(left, ast.Literal):
             left, right = right, left
-            op = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
+            op = MIRROR[op]
         if not isinstance(right, ast.Literal):   # x op y as x - y op 0: exact while finite
             left = ast.Binary(op="-", left=left, right=right)
             right = ast.Literal(value=0, typ="int")
@@ -107,16 +108,12 @@ def arith_form(node: ast.Node) -> ArithForm | None:
     if not _expression(operand, fields) or not fields:
         return None
     form = numeric_form(probe)
-    if form is None or any(type(c) not in (int, float, Decimal) for c in _constants(form)):
+    if form is None or any(type(c) not in (int, float, Decimal)
+                               for c in intervals.constants(form)):
         return None
     if negated:
         form = form[:-1] + [not form[-1]]
     return ArithForm(operand, fields, form)
-
-
-def _constants(form: list) -> list:
-    return [form[2]] if form[0] == "cmp" else [form[1], form[2]] if form[0] == "between" \
-        else list(form[1])
 
 
 def _expr(node: ast.Node, fields: list) -> str:
@@ -192,7 +189,7 @@ def verified(form: ArithForm, atom_fn: Callable, seed: int = 7) -> frozenset | N
     """The operand tags on which the per-message engine agrees with the model
     (each type alone, then all of them mixed), or None when they do not mix."""
     rng = random.Random(seed)
-    constants = _constants(form.comparison)
+    constants = intervals.constants(form.comparison)
     accepted = [tag for tag, cls in _PROBE_CLASSES.items()
                 if _agrees(form, atom_fn, rng, [cls], constants, 24)]
     if not accepted:

@@ -1,9 +1,8 @@
 """The code that computes one atom's outcome for row ``r``: a template per mode.
 
 The shared atom pass (``kernel.pass_source``) is this block in a loop, writing
-an outcome column; ``block`` can also leave out modes and write to a local
-(``@`` numbers an atom's locals, so several atoms' code can share a loop:
-numba gives a name one type). ``OUT`` is where the outcome goes.
+an outcome column. In the templates ``@`` marks a local's name and ``OUT`` the
+outcome; ``_fill`` gives a template the child it reads.
 Outcomes: 0 false, 1 true, 2 unknown, 4 failure, 8 back to the per-message
 engine (one bit each, so a kernel tests all atoms for either with one OR); modes are ``atoms.py``'s. A tag outside 0..25, a child whose validity
 bit is clear or a code outside the dictionary gives 8.
@@ -106,18 +105,15 @@ else:
     VALUES_U: _fill(_LOOKUP, VALID="uv", X="xu", VALUES="u", KEYS="vu", OUTS="ou"),
     VALUES_F: _fill(_LOOKUP, VALID="fv", X="xf", VALUES="f", KEYS="vf", OUTS="of"),
 }
-ALL_MODES = frozenset(MODES)
 
 
-def block(atom: str, modes: frozenset = ALL_MODES, specials: bool = True,
-          out: str = "out[r]") -> list[str]:
-    """The lines (unindented) that put atom ``atom``'s outcome for row ``r`` in
-    ``out``, with the branches of ``modes`` only (any other mode gives 8)."""
-    text = HEAD + (SPECIALS if specials else "")
+def block() -> list[str]:
+    """The lines (unindented) that put the atom's outcome for row ``r`` in ``out[r]``."""
+    text = HEAD + SPECIALS
     keyword = "if"
-    for mode in sorted(modes & ALL_MODES):
+    for mode in sorted(MODES):
         text += f"{keyword} mode@ == {mode}:\n"
         text += "".join("    " + line + "\n" for line in MODES[mode].splitlines())
         keyword = "elif"
-    text += "else:\n    OUT = 8\n" if keyword == "elif" else "OUT = 8\n"
-    return text.replace("OUT", out).replace("@", atom).splitlines()
+    text += "else:\n    OUT = 8\n"
+    return text.replace("OUT", "out[r]").replace("@", "").splitlines()

@@ -39,6 +39,7 @@ from ..message import Message
 from ..row import RowGenerator
 from ..accessors import MessageAccessor
 from ..runtime.values import INT_CLASSES
+from ..row.generator import _MIRROR as MIRROR
 from ..sql import ast
 from . import intervals
 from .schema import (ABSENT, BINARY, BOOLEAN, BYTE, CHAR, DECIMAL32, DECIMAL64, DECIMAL128,
@@ -206,7 +207,7 @@ def numeric_form(node: ast.Node, fold: Callable[[ast.Node], Any] = lambda n: _FA
         left, right, op = node.left, node.right, node.op
         if isinstance(right, ast.Field) and not isinstance(left, ast.Field):
             left, right = right, left
-            op = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
+            op = MIRROR[op]
         c = number(right)
         if isinstance(left, ast.Field) and c is not None:
             return ["cmp", op, c, False]

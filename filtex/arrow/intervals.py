@@ -186,14 +186,20 @@ PROBED_CONSTANTS = 64
 probes of one atom stay a few hundred whatever the filter's size."""
 
 
-def _constants(form: list) -> list:
-    if form is None:
-        return []
+def constants(form: list) -> list:
+    """Every constant of a numeric form (``atoms.numeric_form``)."""
     if form[0] == "cmp":
         return [form[2]]
     if form[0] == "between":
         return [form[1], form[2]]
-    values = list(form[1])
+    return list(form[1])
+
+
+def _constants(form: list | None) -> list:
+    """The constants probed around."""
+    if form is None:
+        return []
+    values = constants(form)
     if len(values) > PROBED_CONSTANTS:
         step = len(values) / PROBED_CONSTANTS
         values = [values[int(i * step)] for i in range(PROBED_CONSTANTS)] + [values[-1]]

@@ -96,7 +96,7 @@ def atom_count(shape: tuple) -> int:
 
 def pass_source() -> str:
     """The module of the shared atom pass: every mode, one outcome column."""
-    body = "\n".join("        " + line for line in atomcode.block(""))
+    body = "\n".join("        " + line for line in atomcode.block())
     return f'''"""filtex atom pass (filtex {__version__}): one atom's outcome per row."""
 import math
 import numpy as np
@@ -191,39 +191,27 @@ def set_cache_directory(path: str | os.PathLike | None) -> None:
 
 def compiled(shape: tuple) -> Callable:
     """The compiled kernel of ``shape``: from memory, the disk cache, or numba."""
-    key = shape
-    found = _memory.get(key)
-    if found is not None:
-        return found
-    with _lock:
-        found = _memory.get(key)
-        if found is None:
-            found = _load(source(shape), "kernel")
-            _memory.put(key, found)
-    return found
+    return _cached(shape, lambda: source(shape), "kernel")
 
 
 def atom_pass() -> Callable:
     """The shared atom pass (compiled once for every filter)."""
-    found = _memory.get("pass")
-    if found is None:
-        with _lock:
-            found = _memory.get("pass")
-            if found is None:
-                found = _load(pass_source(), "atom_outcomes")
-                _memory.put("pass", found)
-    return found
+    return _cached("pass", pass_source, "atom_outcomes")
 
 
 def arith_pass(form: Any) -> Callable:
     """The compiled pass of an arithmetic atom (``arith.py``), per expression."""
-    key = ("arith", form.shape())
+    return _cached(("arith", form.shape()), lambda: arith.source(form), "expr_pass")
+
+
+def _cached(key: Any, text: Callable[[], str], function: str) -> Callable:
+    """``function`` of the module made from ``text()``, compiled once per ``key``."""
     found = _memory.get(key)
     if found is None:
         with _lock:
             found = _memory.get(key)
             if found is None:
-                found = _load(arith.source(form), "expr_pass")
+                found = _load(text(), function)
                 _memory.put(key, found)
     return found
 

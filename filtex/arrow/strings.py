@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..runtime.patterns import PatternError, segments_of
+from ..row.generator import _MIRROR as MIRROR
 from ..sql import ast
 from .atoms import BACK, CHAR, STRING_TAGS, STRING_VARIANT, run
 
@@ -65,7 +66,7 @@ def vectorised(node: ast.Node, semantics: Any, dictionary: pa.Array) -> np.ndarr
         left, right, op = node.left, node.right, node.op
         if isinstance(left, ast.Literal):
             left, right = right, left
-            op = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
+            op = MIRROR[op]
         texts = _strings([right])
         if not isinstance(left, ast.Field) or texts is None or op not in semantics.string_ops:
             return None
