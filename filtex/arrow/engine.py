@@ -329,10 +329,11 @@ def _columns_read(tree: Any) -> dict[str, set | None] | None:
         fields = fields_read(tree)
     except RecursionError:
         return None
-    columns: dict[str, set | None] = {"connection": None, "amqp_value": None,
-                                      "amqp_sequence": None}
+    columns: dict[str, set | None] = {"connection": None}
     for section, key in fields:
-        if section in ("header", "properties") + KEYED:
+        if section == "body":
+            columns[key] = None   # amqp_value or amqp_sequence
+        elif section in ("header", "properties") + KEYED:
             members = columns.setdefault(section, set())
             if members is not None:
                 members.add(key)
@@ -358,6 +359,8 @@ def _narrow(batch: pa.RecordBatch, columns: dict[str, set | None]) -> pa.RecordB
             field = field.with_type(array.type)
         arrays.append(array)
         fields.append(field)
+    if not arrays:   # a filter that reads nothing: one column keeps the row count
+        arrays, fields = [batch.column(0)], [batch.schema.field(0)]
     return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields,
                                                                metadata=batch.schema.metadata))
 

@@ -139,7 +139,8 @@ def _fill_rest(rows: list[dict], array: pa.Array) -> None:
 
 
 def batch_rows(batch: pa.RecordBatch) -> list[RowMessage]:
-    """The row views of one record batch (of a table of this layout version)."""
+    """The row views of one record batch (of a table of this layout version; a
+    column it lacks reads as an empty section, no body or no connection)."""
     check_version(batch.schema)
     n, names = batch.num_rows, batch.schema.names
     sections: dict[str, list[dict]] = {}
@@ -150,10 +151,9 @@ def batch_rows(batch: pa.RecordBatch) -> list[RowMessage]:
         if rest_column(section) in names:
             _fill_rest(rows, batch.column(rest_column(section)))
         sections[section] = rows
-    values = batch.column("amqp_value").to_pylist()
-    sequences = batch.column("amqp_sequence").to_pylist()
-    connections = (batch.column("connection").to_pylist() if "connection" in names
-                   else [None] * n)
+    values, sequences, connections = (
+        batch.column(name).to_pylist() if name in names else [None] * n
+        for name in ("amqp_value", "amqp_sequence", "connection"))
     return [RowMessage({s: sections[s][i] for s in SECTION_COLUMNS}, values[i], sequences[i],
                        connections[i]) for i in range(n)]
 

@@ -46,7 +46,7 @@ def _inputs(flt: Any, names: list[str], mapping: Mapping | None) -> list[str]:
     if _is_message_table(names):
         if read is None:
             return list(names)
-        return [n for n in names if n in read or n in ("amqp_value", "amqp_sequence")]
+        return [n for n in names if n in read] or ["header"]   # the rows, at least
     if mapping is not None:
         return [n for n in names if n in mapping]
     if read is None:
