@@ -252,9 +252,7 @@ class _Matcher:
                 keep = pc.fill_null(verdicts, False)
                 self.write_table(sub, batch.filter(pc.invert(keep) if self.args.invert
                                                    else keep))
-        if self.progress.enabled:
-            self.progress.update(self.messages, sum(s.matched for s in self.subscriptions),
-                                 sum(s.unknown for s in self.subscriptions))
+        self.show_progress()
 
     def write_table(self, sub: Subscription, rows: Any) -> None:
         writer = self.writers.get(sub.name)
@@ -336,6 +334,9 @@ class _Matcher:
                     raws = list(map(_RAW, batch))
                 selected = compress(raws, map(not_, results) if invert else results)
                 write_records(sub.output, selected, self.output_format)
+        self.show_progress()
+
+    def show_progress(self) -> None:
         if self.progress.enabled:
             self.progress.update(self.messages, sum(s.matched for s in self.subscriptions),
                                  sum(s.unknown for s in self.subscriptions))
