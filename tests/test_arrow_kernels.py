@@ -397,3 +397,11 @@ def test_threads_split_a_batch_and_agree(monkeypatch, threads):
         result = fa.evaluate(flt, table, threads=threads)
         assert result.verdicts.to_pylist() == [flt.evaluate(m) for m in source], text
         assert result.fallback_rows == fa.evaluate(flt, table).fallback_rows
+
+
+def test_zero_keeps_its_own_answer_beside_negative_zero_in_a_value_table():
+    """np.unique merges 0.0 into -0.0; the value table must still hold 0.0 (found
+    by the Spark differential test: 0.0 took 1.0's answer)."""
+    for values in ([-0.0, 0.0, 1.0], [0.0, -0.0, 1.0], [1.0, -0.0, 0.0, math.nan]):
+        source = [filtex.Message(application_properties={"x": v}) for v in values]
+        agree(filtex.compile_sql("x IN (1, 2.5, NAN)"), fa.message_table(source), source)

@@ -293,9 +293,11 @@ def _by_value(compiled: Any, rules: Any, arrays: Any, rc: Any, seen: dict) -> tu
         domain = atom_rules.DOMAIN_OF_TAG[tag]
         present = seen.get(tag)
         if present is None:
-            present = np.unique(scan.gather(arrays.tags, tag, *children[domain]))
-            if domain == 2:   # the specials are pseudo tags
+            present = scan.gather(arrays.tags, tag, *children[domain])
+            if domain == 2:   # the specials are pseudo tags; dropped before np.unique,
+                # which merges 0.0 into -0.0 (and 0.0 would go with it)
                 present = present[np.isfinite(present) & ~((present == 0) & np.signbit(present))]
+            present = np.unique(present)
             seen[tag] = present
         if len(present) > atom_rules.MAX_DISTINCT:
             continue
