@@ -15,7 +15,7 @@ as well, and any disagreement drops back to the per-value path.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -43,9 +43,18 @@ def _strings(node: ast.Node) -> list[str] | None:
     return values
 
 
-def vectorised(node: ast.Node, semantics: Any, dictionary: pa.Array) -> np.ndarray | None:
-    """True/False per dictionary entry for a plain-text predicate on the field,
-    or None when ``node`` is not one."""
+class TextForm(NamedTuple):
+    """A predicate on the field whose answer for a string is plain text
+    matching: ``kind`` ``like`` (``arg``: segments, ``_`` as None), ``cmp``
+    (``arg``: (op, text)) or ``in`` (``arg``: texts); ``negate`` flips it."""
+    kind: str
+    arg: Any
+    negate: bool
+
+
+def text_form(node: ast.Node, semantics: Any) -> TextForm | None:
+    """The plain-text form of an atom, or None when it has none (the batch
+    engine's vectorised tables and the Spark translation both read it)."""
     negate = False
     while isinstance(node, ast.Not):
         node, negate = node.operand, not negate
@@ -58,11 +67,8 @@ def vectorised(node: ast.Node, semantics: Any, dictionary: pa.Array) -> np.ndarr
                                    semantics.like_escapes)
         except PatternError:
             return None
-        pattern = "%".join("".join("_" if c is None else ("\\" + c if c in "%_\\" else c)
-                                   for c in segment) for segment in segments)
-        found = pc.match_like(dictionary, pattern)
-        negate ^= node.negated
-    elif isinstance(node, ast.Compare):
+        return TextForm("like", segments, negate ^ node.negated)
+    if isinstance(node, ast.Compare):
         left, right, op = node.left, node.right, node.op
         if isinstance(left, ast.Literal):
             left, right = right, left
@@ -70,17 +76,37 @@ def vectorised(node: ast.Node, semantics: Any, dictionary: pa.Array) -> np.ndarr
         texts = _strings([right])
         if not isinstance(left, ast.Field) or texts is None or op not in semantics.string_ops:
             return None
-        found = getattr(pc, _ARROW_OPS[op])(dictionary, pa.scalar(texts[0], pa.string()))
-    elif isinstance(node, ast.In) and isinstance(node.operand, ast.Field):
+        return TextForm("cmp", (op, texts[0]), negate)
+    if isinstance(node, ast.In) and isinstance(node.operand, ast.Field):
         texts = _strings(node.items)
         if texts is None:
             return None
-        found = pc.is_in(dictionary, value_set=pa.array(texts, pa.string()))
-        negate ^= node.negated
-    else:
+        return TextForm("in", texts, negate ^ node.negated)
+    return None
+
+
+def like_pattern(segments: list, escape: str = "\\") -> str:
+    """The segments as a LIKE pattern with ``escape`` before every literal
+    ``%``, ``_`` and escape character (Arrow's and Spark's LIKE syntax)."""
+    return "%".join("".join("_" if c is None else (escape + c if c in ("%", "_", escape) else c)
+                            for c in segment) for segment in segments)
+
+
+def vectorised(node: ast.Node, semantics: Any, dictionary: pa.Array) -> np.ndarray | None:
+    """True/False per dictionary entry for a plain-text predicate on the field,
+    or None when ``node`` is not one."""
+    form = text_form(node, semantics)
+    if form is None:
         return None
+    if form.kind == "like":
+        found = pc.match_like(dictionary, like_pattern(form.arg))
+    elif form.kind == "cmp":
+        op, text = form.arg
+        found = getattr(pc, _ARROW_OPS[op])(dictionary, pa.scalar(text, pa.string()))
+    else:
+        found = pc.is_in(dictionary, value_set=pa.array(form.arg, pa.string()))
     found = found.to_numpy(zero_copy_only=False)
-    return ~found if negate else found
+    return ~found if form.negate else found
 
 
 def string_table(compiled: Any, plan: Any, dictionary: pa.Array, rc: Any) -> np.ndarray:
