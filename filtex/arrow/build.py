@@ -19,6 +19,7 @@ from ..amqp.codec import DecodeError, decode_value, identical
 from ..amqp.encode import _put
 from ..errors import EvaluationFailure
 from ..typed_json import message_from_json
+from ..runtime.values import double_value
 from .schema import (CHILD_OF_TAG, DECIMAL32, DECIMAL64, DECIMAL128, HEADER_TYPES, KEY_CLASS,
                      KEYED, NULL, PROPERTIES_TYPES, SCALAR_TAGS, STRINGS, TIMESTAMP_MS, UUID,
                      VALUE_FIELDS, message_schema, plan_of, rest_column, value_type)
@@ -88,8 +89,8 @@ def cell(value: Any) -> Cell:
         payload = int(value)
         if not 0 <= payload < 1 << 64:
             raise ValueError(f"{_short(value)} is out of the ulong range")
-    elif child == "f":
-        payload = float(value)
+    elif child == "f":   # a float32 as it travels on the wire: its single-precision value
+        payload = double_value(value)
     elif child == "s":
         payload = str(value)
         try:

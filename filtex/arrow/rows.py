@@ -106,6 +106,8 @@ def _values(array: pa.StructArray) -> list[Any]:
             out.append(None)
         elif child not in children:
             raise ValueError(f"tag {TAG_NAMES[tag]} without its child {child!r}")
+        elif children[child][row] is None:   # a value of a type has a value
+            raise ValueError(f"tag {TAG_NAMES[tag]} with a null {child!r}")
         else:
             out.append(rebuild(children[child][row]))
     return out
