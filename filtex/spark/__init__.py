@@ -1,30 +1,45 @@
 """filtex filters on Spark DataFrames (``pip install filtex[spark]``).
 
-``column(filter, df)`` is a three-valued boolean ``Column`` (null = unknown);
-``where(df, filter)`` keeps the rows whose verdict is true. A filter is a
-``filtex.Filter`` (SQL in any dialect, described, group or set) or SQL text.
+``column(filter, df)`` is a three-valued boolean ``Column`` (null = unknown)
+to compose with other Columns; ``where(df, filter)`` keeps the rows whose
+verdict is true, on batch and streaming DataFrames; ``explain(filter, df)``
+says which parts run natively and which through the fallback, and why. A
+filter is a ``filtex.Filter`` (SQL in any dialect, described, group or set),
+SQL text, or a described filter (with ``dialect``).
 
-A DataFrame is either a message table in Spark's types (``layout.to_spark``
-of a ``filtex.arrow`` table, or such a table written to Parquet) or a flat
+A DataFrame is a message table in Spark's types (``to_spark`` of a
+``filtex.arrow`` table, Parquet written from one, ``from_amqp``) or a flat
 DataFrame whose columns are application properties (or any field, by
 ``mapping``, as in ``filtex.arrow``).
 
-This first part evaluates every filter through an Arrow UDF that runs
-filtex's columnar engine (its numba kernels, and the per-message engine for
-the rows they hand back) on the columns the filter reads: the same verdict
-as every other engine, by construction, at about a fifth of Spark's native
-speed (research, section 3.1). Native Column translation is the next part;
-``explain`` says which path a filter takes.
+Two paths give the same verdicts:
+
+- native Spark expressions (``native.py``) wherever they are exact: the
+  batch engine's plan of the filter, each predicate's answer per AMQP type
+  learned from the per-message engine, written as Columns over the type tags
+  and typed children; Catalyst optimises them and pushes the conditions a TRUE
+  verdict implies into Parquet scans;
+- an Arrow UDF running filtex's columnar engine (``udf.py``) for the rest:
+  filters with no kernel form (two-field comparisons, arithmetic, division,
+  ``JMSType``), values with no native form (decimals, uuids, lists, maps,
+  functions of strings) and rows with residual entries.
+
+``column`` composes the two in one Column. Spark evaluates a Python UDF for
+every row that reaches it, so ``where`` splits instead: the rows only native
+expressions need are filtered natively (with the implied conditions), and
+only the rows that need the UDF reach it, in a second scan of the input
+(``UNION ALL``); the input is read twice then, so it must be deterministic
+(files and tables are).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 import filtex
 
 from .layout import from_spark, spark_type, to_spark
 
-_MESSAGE_COLUMNS = frozenset({"header", "properties", "amqp_value", "amqp_sequence"})
+METHODS = ("auto", "native", "udf")
 
 
 def _filter(flt: Any, dialect: str) -> Any:
@@ -35,73 +50,119 @@ def _filter(flt: Any, dialect: str) -> Any:
     return filtex.compile_filter(flt, dialect)
 
 
-def _is_message_table(names: list[str]) -> bool:
-    return _MESSAGE_COLUMNS <= set(names)
+class _Prepared(NamedTuple):
+    flt: Any
+    translation: Any          # native.Translation, or None (no native form)
+    udf: Any                  # a callable flag -> Column (the Arrow UDF)
+    reasons: list[str]
 
 
-def _inputs(flt: Any, names: list[str], mapping: Mapping | None) -> list[str]:
-    """The DataFrame columns the filter reads."""
+def _prepare(flt: Any, df: Any, dialect: str, mapping: Mapping | None, nulls: str,
+             rc: Any, method: str) -> _Prepared:
     from ..arrow.engine import prepared
-    read = prepared(flt).columns
-    if _is_message_table(names):
-        if read is None:
-            return list(names)
-        return [n for n in names if n in read] or ["header"]   # the rows, at least
-    if mapping is not None:
-        return [n for n in names if n in mapping]
-    if read is None:
-        return list(names)
-    keys = read.get("application_properties") or set()
-    wanted = [n for n in names if n in keys]
-    return wanted or names[:1]   # a filter that reads no column still needs the rows
+    from . import fields, native, udf
+    if method not in METHODS:
+        raise ValueError(f"method is one of {', '.join(METHODS)}, not {method!r}")
+    if nulls not in ("absent", "null"):
+        raise ValueError(f"nulls is 'absent' or 'null', not {nulls!r}")
+    flt = _filter(flt, dialect)
+    schema, names = df.schema, list(df.columns)
+    message_table = fields.is_message_table(names) and mapping is None
+    ready = prepared(flt)
+    if message_table:
+        fields.ensure_case_sensitive(df.sparkSession, schema, list(ready.plan.fields))
+
+        def field_of(ref: tuple) -> Any:
+            return fields.message_field(schema, ref)
+    else:
+        targets = fields.flat_targets(names, mapping)
+
+        def field_of(ref: tuple) -> Any:
+            return fields.flat_field(schema, ref, targets, nulls)
+
+    def udf_of(flag: Any = None) -> Any:
+        return udf.udf_column(flt, names, message_table=message_table, mapping=mapping,
+                              nulls=nulls, rc=rc, flag=flag)
+
+    translation, reasons = None, []
+    if method != "udf":
+        translation = native.translate(ready, field_of, rc)
+        if translation is None:
+            reasons.append(ready.plan.reason or "arithmetic over several fields")
+        else:
+            reasons.extend(translation.notes)
+    if method == "native" and (translation is None or translation.back is not None):
+        raise ValueError("the filter is not native on this DataFrame: "
+                         + "; ".join(reasons or ["some rows need the Arrow UDF "
+                                                 "(residual entries or values of other types)"]))
+    return _Prepared(flt, translation, udf_of, reasons)
 
 
 def column(flt: Any, df: Any, *, dialect: str = "amqp", mapping: Mapping | None = None,
-           nulls: str = "absent", receiving_connection: Any = None) -> Any:
-    """The filter's verdict per row of ``df``, as a boolean Column (null = unknown)."""
-    import pyarrow as pa
+           nulls: str = "absent", receiving_connection: Any = None,
+           method: str = "auto") -> Any:
+    """The filter's verdict per row of ``df``: a boolean Column, null = unknown.
+
+    ``method``: ``auto`` (native expressions, the Arrow UDF for what they cannot
+    answer), ``native`` (raise ``ValueError`` unless every row is native),
+    ``udf`` (the Arrow UDF for every row)."""
+    ready = _prepare(flt, df, dialect, mapping, nulls, receiving_connection, method)
     from pyspark.sql import functions as F
-    from pyspark.sql.types import BooleanType
-
-    flt = _filter(flt, dialect)
-    names = list(df.columns)
-    inputs = _inputs(flt, names, mapping)
-    message_table = _is_message_table(names)
-    options = {} if message_table else {"mapping": mapping or {n: n for n in inputs},
-                                        "nulls": nulls}
-    rc = receiving_connection
-
-    def verdicts(*arrays):   # no annotations: the eval type is given below
-        from filtex.arrow import evaluate
-        if message_table:
-            batch = from_spark(arrays, inputs)
-        else:
-            batch = pa.RecordBatch.from_arrays(list(arrays), names=inputs)
-        return evaluate(flt, batch, rc, **options).verdicts
-
-    import warnings
-    with warnings.catch_warnings():   # "type hints preferred": none can describe *arrays
-        warnings.simplefilter("ignore", UserWarning)
-        udf = F.arrow_udf(verdicts, BooleanType(), F.ArrowUDFType.SCALAR)
-    return udf(*[F.col(f"`{name}`") for name in inputs])
+    t = ready.translation
+    if t is None:
+        return ready.udf()
+    if t.back is None:
+        return F.expr(t.verdict)
+    back = F.expr(t.back)
+    return F.when(back, ready.udf(back)).otherwise(F.expr(t.verdict))
 
 
-def where(df: Any, flt: Any, **options: Any) -> Any:
-    """The rows of ``df`` the filter matches (true; false and unknown are dropped)."""
+def where(df: Any, flt: Any, *, dialect: str = "amqp", mapping: Mapping | None = None,
+          nulls: str = "absent", receiving_connection: Any = None,
+          method: str = "auto") -> Any:
+    """The rows of ``df`` the filter matches (true; false and unknown are dropped).
+
+    With native expressions, conditions every matching row satisfies
+    (``field IN (...)``, ranges, prefixes) are added, so Spark pushes them into
+    Parquet scans (``PushedFilters`` in the plan)."""
     from pyspark.sql import functions as F
-    return df.where(F.coalesce(column(flt, df, **options), F.lit(False)))
+    ready = _prepare(flt, df, dialect, mapping, nulls, receiving_connection, method)
+    t = ready.translation
+    if t is None:
+        return df.where(F.coalesce(ready.udf(), F.lit(False)))
+    # where() drops null (unknown) rows as false ones; the implied conditions are
+    # plain conjuncts, so Spark can push them into the scan
+    condition = " AND ".join([t.verdict] + t.implied)
+    if t.back is None:
+        return df.where(F.expr(condition))
+    native_rows = df.where(F.expr(f"NOT ({t.back}) AND {condition}"))
+    udf_rows = df.where(F.expr(t.back)).where(F.coalesce(ready.udf(), F.lit(False)))
+    return native_rows.unionByName(udf_rows)
 
 
-def explain(flt: Any, df: Any, *, dialect: str = "amqp", mapping: Mapping | None = None) -> str:
-    """How ``flt`` runs on ``df``: which columns it reads and through which path."""
-    from ..arrow.engine import prepared
-    flt = _filter(flt, dialect)
-    inputs = _inputs(flt, list(df.columns), mapping)
-    plan = prepared(flt).plan
-    engine = ("numba kernels" if plan.shape is not None
-              else f"the per-message engine ({plan.reason})")
-    return (f"Arrow UDF over {', '.join(inputs)}: filtex's columnar engine, {engine}; "
-            "native Spark translation: not built yet (every filter takes the UDF)")
+def explain(flt: Any, df: Any, *, dialect: str = "amqp", mapping: Mapping | None = None,
+            nulls: str = "absent", receiving_connection: Any = None) -> str:
+    """How ``flt`` runs on ``df``: native expressions, the Arrow UDF and why,
+    and the conditions ``where`` adds for pushdown."""
+    from . import udf
+    ready = _prepare(flt, df, dialect, mapping, nulls, receiving_connection, "auto")
+    t = ready.translation
+    from .fields import is_message_table
+    read = udf.inputs(ready.flt, list(df.columns),
+                      is_message_table(list(df.columns)) and mapping is None, mapping)
+    if t is None:
+        return ("Arrow UDF for every row (filtex's columnar engine over "
+                f"{', '.join(read)}): {'; '.join(ready.reasons)}")
+    lines = ["native Spark expressions: " + str(t.verdict)]
+    if t.back is None:
+        lines.append("Arrow UDF: never (every row is answered natively)")
+    else:
+        lines.append(f"Arrow UDF (over {', '.join(read)}) for the rows where: {t.back}")
+        lines.extend("  " + reason for reason in ready.reasons)
+        lines.append("where(): native rows and UDF rows are filtered apart (UNION ALL)")
+    lines.append("implied conditions (pushed down by where()): "
+                 + ("; ".join(str(c) for c in t.implied) if t.implied else "none"))
+    return "\n".join(lines)
 
 
 __all__ = ["column", "explain", "from_spark", "spark_type", "to_spark", "where"]

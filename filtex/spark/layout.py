@@ -2,7 +2,8 @@
 
 Spark has no unsigned integers and no dictionary arrays, so a message table
 crosses into Spark with uint8/16/32 widened to the next signed type, uint64
-as decimal(20,0) and dictionaries as plain strings (``to_spark``), and comes
+as decimal(20,0), dictionaries as plain strings and residual columns that hold
+nothing left out (``to_spark``), and comes
 back into the exact layout (``from_spark``) by a cast to the schema the
 layout's own rules give for its keys and children: nothing is approximated
 on the way, and the batch engine reads the result as any message table.
@@ -32,9 +33,19 @@ def spark_type(typ: pa.DataType) -> pa.DataType:
     return typ
 
 
-def to_spark(table: pa.Table) -> pa.Table:
-    """A message table in types Spark reads (``createDataFrame``, Parquet for Spark)."""
+def to_spark(table: pa.Table, *, keep_empty_residuals: bool = False) -> pa.Table:
+    """A message table in types Spark reads (``createDataFrame``, Parquet for Spark).
+
+    Residual columns that hold nothing (every row null, as in most tables) are
+    left out, as a missing residual column reads as one with no entries:
+    then no row can need the Arrow UDF for a residual entry, and filters run
+    as native expressions alone. Keep them (``keep_empty_residuals``) when
+    files written separately must share one schema."""
     check_version(table.schema)
+    if not keep_empty_residuals:
+        empty = [name for name in table.schema.names if name.endswith("_rest")
+                 and table.column(name).null_count == len(table)]
+        table = table.drop_columns(empty)
     schema = pa.schema([f.with_type(spark_type(f.type)) for f in table.schema])
     return table.cast(schema)
 

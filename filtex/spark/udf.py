@@ -1,0 +1,113 @@
+"""The fallback: filtex's columnar engine inside a Spark Arrow UDF.
+
+Spark hands a scalar Arrow UDF its argument columns a batch at a time; the UDF
+rebuilds the message table layout (``layout.from_spark``, or ``flat.py`` for a
+flat DataFrame) and runs ``filtex.arrow.evaluate``: the numba kernels, and the
+per-message engine for the rows they hand back. Exact by construction.
+
+Spark evaluates a Python UDF on every row that reaches it, even under a CASE
+that does not need it, so a UDF beside native expressions takes a ``flag``
+column: its inputs are nulled where the flag is false (less to transfer) and
+only flagged rows are evaluated. ``where`` avoids even that by sending only
+the flagged rows to the UDF (``__init__.py``).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+_ROWS = "\x00filtex-rows"
+"""The one null column a flat filter that reads no column gets (an absent key)."""
+
+
+def inputs(flt: Any, names: list[str], message_table: bool,
+           mapping: Mapping | None) -> list[str]:
+    """The DataFrame columns the filter reads (at least one: the row count)."""
+    from ..arrow.engine import prepared
+    read = prepared(flt).columns
+    if message_table:
+        if read is None:
+            return list(names)
+        return [n for n in names if n in read] or ["header"]
+    if read is None:
+        return [n for n in names if mapping is None or n in mapping]
+
+    def is_read(target: Any) -> bool:
+        section, key = ("application_properties", target) if isinstance(target, str) \
+            else tuple(target)
+        keys = read.get(section, set())
+        return keys is None or key in keys
+
+    targets = mapping if mapping is not None else {n: n for n in names}
+    return [n for n in names if n in targets and is_read(targets[n])]
+
+
+def udf_column(flt: Any, names: list[str], *, message_table: bool, mapping: Mapping | None,
+               nulls: str, rc: Any, flag: Any = None) -> Any:
+    """The filter's verdict per row as a Column computed by the Arrow UDF (only
+    where ``flag`` is true, when given; null elsewhere)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType
+
+    columns = inputs(flt, names, message_table, mapping)
+    args = [F.col(f"`{name}`") for name in columns]
+    if not columns:   # a filter that reads no column still needs the row count
+        columns, args = [_ROWS], [F.lit(None).cast(BooleanType())]
+    options = {} if message_table else {
+        "mapping": {n: mapping.get(n, n) for n in columns} if mapping else
+        {n: n for n in columns}, "nulls": nulls}
+    flagged = flag is not None
+
+    def verdicts(*arrays):   # no annotations: the eval type is given below
+        return _verdicts(flt, arrays, columns, message_table, options, rc, flagged)
+
+    import warnings
+    with warnings.catch_warnings():   # "type hints preferred": none can describe *arrays
+        warnings.simplefilter("ignore", UserWarning)
+        udf = F.arrow_udf(verdicts, BooleanType(), F.ArrowUDFType.SCALAR)
+    if flagged:
+        args = [flag] + [F.when(flag, a) for a in args]
+    return udf(*args)
+
+
+def _verdicts(flt: Any, arrays: tuple, columns: list[str], message_table: bool,
+              options: dict, rc: Any, flagged: bool) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from filtex.arrow import evaluate
+
+    from .layout import from_spark
+    n = len(arrays[0])
+    rows = None
+    if flagged:
+        flag, arrays = arrays[0], arrays[1:]
+        rows = pc.indices_nonzero(flag.fill_null(False))
+        if len(rows) == 0:
+            return pa.nulls(n, pa.bool_())
+        arrays = tuple(a.take(rows) for a in arrays)
+    if message_table:
+        batch = from_spark(arrays, columns)
+    else:
+        batch = pa.RecordBatch.from_arrays(list(arrays), names=columns)
+    try:
+        out = evaluate(flt, batch, rc, **options).verdicts
+    except ValueError:   # a flat value no AMQP type can hold: that row is unknown
+        out = pa.array([_one(flt, batch.slice(i, 1), rc, options) for i in range(len(batch))],
+                       pa.bool_())
+    if rows is None:
+        return out
+    return pa.array(_scatter(out.to_pylist(), rows.to_pylist(), n), pa.bool_())
+
+
+def _one(flt: Any, batch: Any, rc: Any, options: dict) -> Any:
+    from filtex.arrow import evaluate
+    try:
+        return evaluate(flt, batch, rc, **options).verdicts[0].as_py()
+    except ValueError:
+        return None
+
+
+def _scatter(values: list, rows: list, n: int) -> list:
+    out: list = [None] * n
+    for value, row in zip(values, rows):
+        out[row] = value
+    return out
