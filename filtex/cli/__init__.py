@@ -1,4 +1,4 @@
-"""The ``filtex`` command line: ``check``, ``match`` and ``why``.
+"""The ``filtex`` command line: ``check``, ``match``, ``why`` and ``spark``.
 
 ``main(argv)`` returns the exit code (0 success, 1 no match, 2 a bad filter,
 option or input) and is what the console script and ``python -m filtex``
@@ -84,6 +84,34 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a typed-JSON message object, a file (its first message), or '-'")
     _filter_options(why)
     _format_option(why)
+
+    spark = commands.add_parser(
+        "spark", help="run named subscriptions over a Parquet archive on Spark",
+        usage="filtex spark [options] --filter NAME=TEXT [--filter ...] "
+              "(--output DIR | --count) INPUT [INPUT ...]",
+        description="Apply each --filter to a Parquet archive of messages (filtex message "
+        "tables, or flat columns of properties) on Spark, and write each subscription's "
+        "matching rows to the Parquet directory DIR/NAME, or only count them (--count). "
+        "Also the spark-submit entry point (tools/spark_subscriptions.py).", epilog=_EPILOG)
+    spark.add_argument("inputs", nargs="+", metavar="INPUT",
+                       help="Parquet files or directories (local, or any URI Spark reads)")
+    spark.add_argument("--filter", dest="filters", action="append", required=True,
+                       metavar="NAME=TEXT", help="a named subscription; repeat for several")
+    _filter_options(spark)
+    spark.add_argument("-o", "--output", metavar="DIR",
+                       help="write each subscription's rows to DIR/NAME (Parquet)")
+    spark.add_argument("--count", action="store_true",
+                       help="only count matched / not matched / unknown; write nothing")
+    spark.add_argument("--overwrite", action="store_true",
+                       help="replace outputs that exist (else they are refused)")
+    spark.add_argument("--mapping", action="append", metavar="COLUMN=FIELD",
+                       help="flat Parquet: COLUMN is application property FIELD, or "
+                       "SECTION:KEY (header:priority, properties:subject); repeat")
+    spark.add_argument("--master", metavar="URL",
+                       help="Spark master of a session filtex starts (default local[*]; "
+                       "under spark-submit, its --master)")
+    spark.add_argument("--conf", action="append", metavar="KEY=VALUE",
+                       help="a Spark setting of a session filtex starts; repeat")
     return parser
 
 
@@ -115,6 +143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .check import run
         elif args.command == "match":
             from .match import run
+        elif args.command == "spark":
+            from .spark import run
         else:
             from .why import run
         return run(args)

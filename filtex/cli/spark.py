@@ -1,0 +1,296 @@
+"""``filtex spark``: named subscriptions over a Parquet archive of messages,
+on Spark, one output directory per subscription (or only the counts).
+
+The archive is message tables in filtex's layout (``filtex.arrow`` writes
+them; ``filtex.spark.to_spark`` writes them in Spark's types; both read the
+same) or flat Parquet whose columns are properties (``--mapping`` says which
+field a column is). It is read once, with ``mergeSchema``: every file of a
+message table archive has the layout its own messages needed (keys,
+children), and the union of them is the archive's layout (a key a file
+lacks reads as absent in its rows).
+
+Work: every subscription's verdict is a column of one DataFrame
+(``filtex.spark.column``); one aggregation counts them all in one pass. When
+writing, that DataFrame is cached (memory, then disk) before the count, so
+the input is read and every filter evaluated once, and each subscription's
+write (a Spark job each) scans the cache. ``--count`` caches nothing: its one
+job reads only the columns the filters read.
+
+The session: ``SparkSession.builder.getOrCreate()``, so a session that
+already runs (a notebook, a test) is used as it is and left running; else
+one is started (``--master``, default ``local[*]``; under ``spark-submit``,
+spark-submit's master) and stopped at the end. ``main`` is the entry point
+of ``spark-submit tools/spark_subscriptions.py``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
+
+from ..message import HEADER_FIELDS, PROPERTIES_FIELDS
+from .common import NO_MATCH, OK, CommandError, load_filter
+
+_NAME = re.compile(r"[^\W_][\w.@+-]*\Z")
+"""A subscription name is a directory name under --output: no leading ``.``
+or ``_`` (Spark and Hadoop skip those as hidden), no ``/`` or ``:``."""
+_SECTIONS = ("header", "delivery_annotations", "message_annotations", "properties",
+             "application_properties", "footer")
+_MESSAGE_COLUMNS = frozenset({"header", "properties", "amqp_value", "amqp_sequence"})
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
+
+
+def run(args: argparse.Namespace) -> int:
+    """The command: check everything a run needs, then run it on Spark."""
+    subscriptions = _subscriptions(args.filters, args.dialect, args.filter_json)
+    _check_inputs(args.inputs)
+    mapping = _mapping(args.mapping or [])
+    outputs = _outputs(args, [name for name, _ in subscriptions])
+    started = time.perf_counter()
+    with _session(args.master, args.conf or []) as spark:
+        try:
+            df = spark.read.option("mergeSchema", "true").parquet(*args.inputs)
+            options = _layout(df, mapping)
+            counts = _apply(df, subscriptions, outputs, options, args.overwrite)
+        except Exception as error:   # Spark's own errors: show the cause, exit 2
+            message = _spark_error(error)
+            if message is None:
+                raise
+            raise CommandError(message) from None
+    print(_table(counts, outputs))
+    total = counts[0][1] if counts else 0
+    print(f"filtex: {total:,} messages, {len(subscriptions)} subscription"
+          f"{'s' if len(subscriptions) != 1 else ''}, {time.perf_counter() - started:.1f} s",
+          file=sys.stderr)
+    if outputs is None:
+        return OK if any(matched for _, _, matched, _, _ in counts) else NO_MATCH
+    return OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``filtex spark`` with ``argv`` (default ``sys.argv[1:]``): the entry
+    point ``spark-submit tools/spark_subscriptions.py`` calls."""
+    from . import main as cli_main
+    return cli_main(["spark", *(sys.argv[1:] if argv is None else argv)])
+
+
+def _subscriptions(items: list[str], dialect: str, json_form: bool) -> list[tuple[str, Any]]:
+    """``NAME=TEXT`` items compiled, before Spark starts: a bad filter costs no JVM."""
+    named: list[tuple[str, Any]] = []
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not _NAME.match(name) or not text.strip():
+            raise CommandError(f"--filter takes NAME=TEXT (a name of letters, digits and ._@+-, "
+                               f"not starting with . or _; then the filter), not {item[:60]!r}")
+        if name in {n for n, _ in named}:
+            raise CommandError(f"--filter: the name {name!r} is given twice")
+        try:
+            named.append((name, load_filter(text, dialect, json_form)))
+        except CommandError as error:
+            raise CommandError(f"{name}: {error.message}") from None
+    return named
+
+
+def _local(path: str) -> str | None:
+    """The local file system path of ``path``, or None for another file system's URI."""
+    if path.startswith("file:"):
+        return re.sub(r"\Afile:(//)?", "", path)
+    return None if _URI.match(path) else path
+
+
+def _check_inputs(inputs: list[str]) -> None:
+    """A missing local input is named before Spark starts (Spark's own error is a
+    stack trace); another file system's paths are Spark's to check."""
+    for path in inputs:
+        local = _local(path)
+        if local is not None and not any(c in local for c in "*?[") \
+                and not os.path.exists(local):
+            raise CommandError(f"{path}: no such file or directory")
+
+
+def _mapping(items: list[str]) -> dict[str, Any] | None:
+    """``COLUMN=KEY`` (an application property) or ``COLUMN=SECTION:KEY``, as
+    ``filtex.arrow``'s ``mapping``."""
+    if not items:
+        return None
+    mapping: dict[str, Any] = {}
+    for item in items:
+        column, sep, field = item.partition("=")
+        if not sep or not column or not field:
+            raise CommandError(f"--mapping takes COLUMN=KEY or COLUMN=SECTION:KEY, not {item!r}")
+        section, colon, key = field.partition(":")
+        if not colon or section not in _SECTIONS:
+            mapping[column] = field
+            continue
+        fields = {"header": HEADER_FIELDS, "properties": PROPERTIES_FIELDS}.get(section)
+        if fields is not None and key not in fields:
+            raise CommandError(f"--mapping {item}: {section} has no field {key!r} (it has "
+                               f"{', '.join(fields)})")
+        mapping[column] = (section, key) if section != "application_properties" else key
+    return mapping
+
+
+def _outputs(args: argparse.Namespace, names: list[str]) -> dict[str, str] | None:
+    """Each subscription's output directory (None with --count); an existing one
+    is refused unless --overwrite, before any job runs."""
+    if args.count:
+        if args.output is not None:
+            raise CommandError("--count writes nothing: give --output DIR or --count, not both")
+        return None
+    if args.output is None:
+        raise CommandError("spark writes each subscription to --output DIR/NAME: give "
+                           "--output DIR, or --count")
+    outputs = {name: args.output.rstrip("/") + "/" + name for name in names}
+    inputs = {os.path.realpath(p) for p in map(_local, args.inputs) if p is not None}
+    for path in outputs.values():
+        local = _local(path)
+        if local is None:
+            continue
+        real = os.path.realpath(local)
+        if any(real == i or i.startswith(real + os.sep) or real.startswith(i + os.sep)
+               for i in inputs):
+            raise CommandError(f"--output {path} is (or holds, or is in) an input")
+        if os.path.exists(local) and not args.overwrite:
+            raise CommandError(f"{path} exists: use --overwrite to replace it")
+    return outputs
+
+
+@contextmanager
+def _session(master: str | None, conf: list[str]) -> Iterator[Any]:
+    """The running session, or one started here (and stopped at the end)."""
+    from pyspark.sql import SparkSession
+    settings = dict(_setting(item) for item in conf)
+    running = SparkSession.getActiveSession() is not None
+    builder = SparkSession.builder.appName("filtex spark")
+    if not running:
+        submitted = "PYSPARK_GATEWAY_PORT" in os.environ   # spark-submit started this Python
+        master = master or (None if submitted else "local[*]")
+        if master is not None:
+            builder = builder.master(master)
+        if master is not None and master.startswith("local"):
+            # local workers run this Python, which has filtex
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        for key, value in settings.items():
+            builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    case = spark.conf.get("spark.sql.caseSensitive")
+    spark.conf.set("spark.sql.caseSensitive", "true")   # AMQP keys are: Color is not color
+    try:
+        yield spark
+    finally:
+        if running:
+            spark.conf.set("spark.sql.caseSensitive", case)
+        else:
+            spark.stop()
+
+
+def _setting(item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key:
+        raise CommandError(f"--conf takes KEY=VALUE, not {item!r}")
+    return key, value
+
+
+def _layout(df: Any, mapping: dict[str, Any] | None) -> dict[str, Any]:
+    """``filtex.spark`` options for this archive: a mapping only for flat columns."""
+    if mapping is None:
+        return {}
+    if _MESSAGE_COLUMNS <= set(df.columns):
+        raise CommandError("--mapping is for flat Parquet; the input is a message table")
+    missing = [c for c in mapping if c not in df.columns]
+    if missing:
+        raise CommandError(f"--mapping names column {missing[0]!r}, which the input does "
+                           f"not have (it has {', '.join(df.columns[:12])})")
+    return {"mapping": mapping}
+
+
+def _apply(df: Any, subscriptions: list[tuple[str, Any]], outputs: dict[str, str] | None,
+           options: dict[str, Any], overwrite: bool) -> list[tuple]:
+    """Count every subscription in one pass and (``outputs``) write each one's
+    rows; the counts per subscription."""
+    import filtex.spark as fs
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+    names = _verdict_names(df.columns, len(subscriptions))
+    verdicts = []
+    for (name, flt), verdict in zip(subscriptions, names):
+        try:
+            verdicts.append(fs.column(flt, df, **options).alias(verdict))
+        except ValueError as error:   # a column no AMQP type stands for, a bad mapping
+            raise CommandError(f"{name}: {error}") from None
+    tagged = df.select("*", *verdicts)
+    if outputs is not None:
+        tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        counts = _counts(tagged, subscriptions, names)
+        if outputs is not None:
+            mode = "overwrite" if overwrite else "errorifexists"
+            for (name, _), verdict in zip(subscriptions, names):
+                (tagged.where(F.col(verdict)).drop(*names)
+                 .write.mode(mode).parquet(outputs[name]))
+    finally:
+        if outputs is not None:
+            tagged.unpersist()
+    return counts
+
+
+def _verdict_names(columns: list[str], count: int) -> list[str]:
+    """Names for the verdict columns that no input column has."""
+    prefix = "_filtex_verdict"
+    while any(c.startswith(prefix) for c in columns):
+        prefix = "_" + prefix
+    return [f"{prefix}_{i}" for i in range(count)]
+
+
+def _counts(tagged: Any, subscriptions: list[tuple[str, Any]], names: list[str]) -> list[tuple]:
+    """(name, messages, matched, not matched, unknown) per subscription, one job."""
+    from pyspark.sql import functions as F
+    aggregates = [F.count(F.lit(1))]
+    for verdict in names:
+        v = F.col(verdict)
+        aggregates += [F.count_if(v), F.count_if(~v), F.count_if(v.isNull())]
+    row = tagged.agg(*aggregates).first()
+    total = row[0]
+    return [(name, total, row[1 + 3 * i], row[2 + 3 * i], row[3 + 3 * i])
+            for i, (name, _) in enumerate(subscriptions)]
+
+
+def _table(counts: list[tuple], outputs: dict[str, str] | None) -> str:
+    """The counts as ``filtex match --count`` prints them (and where each went)."""
+    head = ("subscription", "matched", "not matched", "unknown")
+    rows = [head + (("output",) if outputs else ())]
+    for name, _, matched, not_matched, unknown in counts:
+        rows.append((name, f"{matched:,}", f"{not_matched:,}", f"{unknown:,}")
+                    + ((outputs[name],) if outputs else ()))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [f"{row[0]:<{widths[0]}}"] + [f"{c:>{w}}" for c, w in zip(row[1:4], widths[1:4])]
+        lines.append("  ".join(cells + list(row[4:])).rstrip())
+    return "\n".join(lines)
+
+
+def _spark_error(error: BaseException) -> str | None:
+    """A Spark failure in one or two lines (the Python error of a UDF, else the
+    first line of Spark's message), or None for an error that is not Spark's."""
+    try:
+        from py4j.protocol import Py4JJavaError
+        from pyspark.errors import PySparkException
+    except ImportError:
+        return None
+    if not isinstance(error, (PySparkException, Py4JJavaError)):
+        return None
+    text = str(error)
+    spark = re.search(r"\[[A-Z][A-Z_.]+\] [^\n]*", text)   # Spark's error class and message
+    if spark is not None and "PythonException" not in text:
+        return spark.group(0)[:500]
+    python = re.findall(r"^(?:\w+\.)*\w*(?:Error|Exception): .*$", text, re.M)
+    python = [line for line in python if not line.startswith(("org.", "java.", "py4j."))]
+    if python:
+        return python[-1]
+    first = next((line.strip() for line in text.splitlines() if line.strip()), repr(error))
+    return first[:500]
