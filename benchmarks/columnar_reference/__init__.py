@@ -29,9 +29,10 @@ Exact means what filtex's per-message engine over the row views answers
 
 The semantics are written once (``Semantics``) over a small set of engine
 primitives; each engine (``PolarsEngine``, ``DuckDBEngine``,
-``ArrowEngine``) implements the primitives natively: Polars expressions,
-DuckDB SQL text, eager pyarrow.compute calls (string predicates on the
-dictionary, then ``take``). Each filter is a short recipe over ``Semantics``.
+``ArrowEngine``, and ``SparkEngine`` for ``benchmarks/spark.py``) implements
+the primitives natively: Polars expressions, DuckDB SQL text, eager
+pyarrow.compute calls (string predicates on the dictionary, then ``take``),
+Spark SQL text. Each filter is a short recipe over ``Semantics``.
 What an engine cannot compute exactly raises ``NotExact`` with the reason;
 ``--check`` reports those, and the per-engine notes (``LOWER``, integer
 overflow) are in ``NOTES``.
@@ -39,7 +40,9 @@ overflow) are in ``NOTES``.
 from __future__ import annotations
 
 from .run import Runner, check, counts, disagreements, main, per_message
-from .semantics import ENGINES, EXCLUDED, FILTERS, NOTES, ORDER, NotExact
+from .semantics import (ALL_ENGINES, ENGINES, EXCLUDED, FILTERS, NOTES, ORDER, SPARK_ENGINES,
+                        SPARK_NOTES, NotExact)
 
-__all__ = ["ENGINES", "EXCLUDED", "FILTERS", "NOTES", "ORDER", "NotExact", "Runner", "check",
-           "counts", "disagreements", "main", "per_message"]
+__all__ = ["ALL_ENGINES", "ENGINES", "EXCLUDED", "FILTERS", "NOTES", "ORDER", "NotExact",
+           "Runner", "SPARK_ENGINES", "SPARK_NOTES", "check", "counts", "disagreements",
+           "main", "per_message"]

@@ -1,4 +1,4 @@
-"""The three engines' primitives: Polars expressions, DuckDB SQL, pyarrow.compute."""
+"""The engines' primitives: Polars expressions, DuckDB SQL, pyarrow.compute, Spark SQL."""
 from __future__ import annotations
 
 import math
@@ -368,6 +368,248 @@ class DuckDBEngine(_Masks):
         return f"CAST({x} AS DOUBLE)"
 
     def fop(self, a, op, b):
+        return f"({a} {op} {b})"
+
+    def divisible(self, x, k):
+        return f"({x} % {k} = 0)"
+
+
+# --- Spark SQL ---------------------------------------------------------------------------
+
+def _spark_str(text: str) -> str:
+    """A Spark SQL string literal: Spark reads backslash escapes in literals."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _spark_lit(c: Any) -> str:
+    if c is True or c is False:
+        return "TRUE" if c else "FALSE"
+    if isinstance(c, float):
+        return f"CAST('{c!r}' AS DOUBLE)"
+    if isinstance(c, int):
+        return str(c) if LONG_MIN <= c < 1 << 63 else f"{c}BD"
+    return _spark_str(c)
+
+
+class _SparkCol(str):
+    """A struct field's SQL text that remembers which VALUE child it is."""
+    child: str | None = None
+
+
+class _Millis(str):
+    """``unix_millis(ts)``; a comparison with a constant compares the timestamp
+    itself with ``timestamp_millis(c)`` (exact: the layout's timestamps are
+    milliseconds, Spark's microseconds), which Spark pushes into the Parquet scan."""
+    ts: str = ""
+
+
+@dataclass
+class _SInt:
+    """A Spark SQL integer of any size: ``lo`` (BIGINT) when the value fits,
+    else ``hi`` (DECIMAL(38,0); None: never needed). Exact integer arithmetic
+    in BIGINT with try_* (NULL on overflow) and only the overflowing rows in
+    DECIMAL(38,0), whose own overflow (beyond 38 digits, far outside the
+    ulong range) is NULL too."""
+    lo: str
+    hi: str | None
+
+
+_DEC38 = "DECIMAL(38,0)"
+_TRY = {"+": "try_add", "-": "try_subtract", "*": "try_multiply"}
+
+
+class SparkEngine(_Masks):
+    """Spark SQL text (ANSI mode, Spark's default) over a message table in
+    Spark's types (``filtex.spark.to_spark``: uint8 smallint, uint32 bigint,
+    uint64 decimal(20,0), strings plain, timestamps TIMESTAMP in µs). As for
+    DuckDB, intermediates that would repeat (arithmetic) are computed once, as
+    columns of nested subqueries (``source``).
+
+    Spark traps avoided (shared/docs/columnar-spark-research.md, section 4):
+    ANSI mode raises on integer overflow, so integer arithmetic uses try_*
+    and reads NULL as "out of range"; ``NaN = NaN`` is TRUE and NaN sorts
+    above everything, so every float comparison sits behind the semantics'
+    NaN guard; LIKE's default escape is the backslash, so a pattern's
+    backslashes are escaped; no comparison ever mixes types (no implicit
+    casts); struct fields are named with backticks (run with
+    spark.sql.caseSensitive=true). Decimal values are refused (NotExact), as
+    by every engine here.
+    """
+    name = "spark"
+
+    def __init__(self, inline: bool = False) -> None:
+        self.stages: list[tuple[str, str]] = []
+        self.inline = inline   # True: no subqueries, intermediates repeated as text
+
+    def bind(self, x):
+        if isinstance(x, _SInt):
+            return _SInt(self.bind(x.lo), None if x.hi is None else self.bind(x.hi))
+        if self.inline or not isinstance(x, str) or len(x) < 40:
+            return x
+        name = f"filtex_t{len(self.stages)}"
+        self.stages.append((name, x))
+        return name
+
+    def source(self, table: str) -> str:
+        for name, sql in self.stages:
+            table = f"(SELECT *, {sql} AS {name} FROM {table})"
+        return table
+
+    @staticmethod
+    def _name(name: str) -> str:
+        return "`" + name.replace("`", "``") + "`"
+
+    def field(self, section, name):
+        return f"{self._name(section)}.{self._name(name)}"
+
+    def sub(self, base, name):
+        out = _SparkCol(f"{base}.{self._name(name)}")
+        out.child = name
+        return out
+
+    def absent(self):
+        return f"CAST({ABSENT} AS TINYINT)"
+
+    def _expr(self, m):
+        return "TRUE" if m is True else "FALSE" if m is False else m
+
+    def tag_in(self, tag, tags):
+        if len(tags) == 1:
+            return f"({tag} = {tags[0]})"
+        return f"({tag} IN ({', '.join(map(str, tags))}))"
+
+    def _and(self, ms):
+        return "(" + " AND ".join(map(self._expr, ms)) + ")"
+
+    def _or(self, ms):
+        return "(" + " OR ".join(map(self._expr, ms)) + ")"
+
+    def _not(self, m):
+        return f"(NOT {m})"
+
+    def k_and(self, *vs):      # SQL AND/OR/NOT are Kleene
+        return self._and(list(vs))
+
+    def k_or(self, *vs):
+        return self._or(list(vs))
+
+    def k_not(self, v):
+        return f"(NOT {v})"
+
+    def choose(self, pairs, kind="bool"):
+        sql_type = {"bool": "BOOLEAN", "f64": "DOUBLE", "i128": _DEC38}[kind]
+        pairs = [(c, v) for c, v in pairs if c is not False]
+        if not pairs:
+            return f"CAST(NULL AS {sql_type})"
+        if pairs[0][0] is True:
+            return pairs[0][1]
+        whens = " ".join(f"WHEN {self._expr(c)} THEN {v}" for c, v in pairs)
+        return f"(CASE {whens} END)"
+
+    def where(self, mask, a, b):
+        if mask is False:
+            return b
+        return f"(CASE WHEN {self._expr(mask)} THEN {a} ELSE {b} END)"
+
+    def cmp(self, x, op, c):
+        if isinstance(x, _Millis) and type(c) is int:
+            return f"({x.ts} {op} timestamp_millis({c}))"
+        return f"({x} {op} {_spark_lit(c)})"
+
+    def cmp_unsigned(self, u, op, c):   # decimal(20,0) against an integer: exact
+        return f"({u} {op} {_spark_lit(c)})"
+
+    def isnan(self, x):
+        return f"isnan({x})"
+
+    def isinf(self, x):
+        return f"(abs({x}) = CAST('Infinity' AS DOUBLE))"
+
+    def isfinite(self, x):   # NaN is above every double in Spark: abs(NaN) < inf is FALSE
+        return f"(abs({x}) < CAST('Infinity' AS DOUBLE))"
+
+    def fill_false(self, x):
+        return f"coalesce({x}, FALSE)"
+
+    def fill_null(self, x, value):
+        return f"coalesce({x}, {_spark_lit(value)})"
+
+    def nan(self):
+        return "CAST('NaN' AS DOUBLE)"
+
+    def epoch_ms(self, x):
+        out = _Millis(f"unix_millis({x})")
+        out.ts = x
+        return out
+
+    def s_cmp(self, s, op, c):
+        return f"({s} {op} {_spark_str(c)})"
+
+    def s_in(self, s, items):
+        return f"({s} IN ({', '.join(map(_spark_str, items))}))"
+
+    def s_like(self, s, pattern):
+        # Spark's LIKE: '_' is one code point, '%' spans newlines, and '\' is the
+        # default escape: a literal backslash of the amqp pattern is written '\\'
+        return f"({s} LIKE {_spark_str(pattern.replace(chr(92), chr(92) * 2))})"
+
+    def s_lower_eq(self, s, c):
+        return f"(lower({s}) = {_spark_str(c)})"
+
+    def s_left_eq(self, s, n, c):   # left() counts code points
+        return f"(left({s}, {n}) = {_spark_str(c)})"
+
+    # exact integers: BIGINT while it fits, DECIMAL(38,0) for the rows that overflow
+    def i128(self, x):
+        if getattr(x, "child", None) == "u":   # ulong: decimal(20,0)
+            return _SInt(f"try_cast({x} AS BIGINT)",
+                         f"(CASE WHEN {x} > {(1 << 63) - 1} THEN CAST({x} AS {_DEC38}) END)")
+        return _SInt(x, None)
+
+    def ichoose(self, parts):
+        if len(parts) == 1:
+            return parts[0][1]
+        def case(pairs):   # no ELSE: NULL of the branches' type
+            whens = [f"WHEN {self._expr(c)} THEN {v}" for c, v in pairs if c is not False]
+            return "(CASE " + " ".join(whens) + " END)" if whens else "CAST(NULL AS BIGINT)"
+        his = [(c, v.hi) for c, v in parts if v.hi is not None]
+        return _SInt(case([(c, v.lo) for c, v in parts]), case(his) if his else None)
+
+    @staticmethod
+    def _wide(x: _SInt) -> str:
+        wide = f"CAST({x.lo} AS {_DEC38})"
+        return wide if x.hi is None else f"coalesce({wide}, {x.hi})"
+
+    @staticmethod
+    def _known(x: _SInt) -> str:
+        return f"{x.lo} IS NOT NULL" if x.hi is None else \
+            f"({x.lo} IS NOT NULL OR {x.hi} IS NOT NULL)"
+
+    def iop(self, a, op, b):
+        lo = self.bind(f"{_TRY[op]}({a.lo}, {b.lo})")
+        # DECIMAL only where BIGINT overflowed (Spark's decimals are Java objects: slow)
+        hi = (f"(CASE WHEN {lo} IS NULL AND {self._known(a)} AND {self._known(b)} THEN "
+              f"{_TRY[op]}({self._wide(a)}, {self._wide(b)}) END)")
+        return _SInt(lo, hi)
+
+    def i_in_range(self, x):
+        if x.hi is None:
+            return self.fill_false(f"({x.lo} IS NOT NULL)")
+        return (f"coalesce(({x.lo} IS NOT NULL) OR ({x.hi} BETWEEN {LONG_MIN} AND "
+                f"{ULONG_MAX}BD), FALSE)")
+
+    def icmp(self, x, op, c):
+        if x.hi is None:
+            return f"({x.lo} {op} {_spark_lit(c)})"
+        return (f"(CASE WHEN {x.lo} IS NOT NULL THEN {x.lo} {op} {_spark_lit(c)} "
+                f"ELSE {x.hi} {op} {_spark_lit(c)} END)")
+
+    def i_to_f(self, x):   # long and decimal to double: both correctly rounded
+        if x.hi is None:
+            return f"CAST({x.lo} AS DOUBLE)"
+        return f"coalesce(CAST({x.lo} AS DOUBLE), CAST({x.hi} AS DOUBLE))"
+
+    def fop(self, a, op, b):   # doubles: IEEE in Spark, ANSI mode or not
         return f"({a} {op} {b})"
 
     def divisible(self, x, k):

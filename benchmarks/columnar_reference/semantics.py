@@ -24,6 +24,11 @@ DECIMALS = (DECIMAL32, DECIMAL64, DECIMAL128)
 LONG_MIN, ULONG_MAX = -(1 << 63), (1 << 64) - 1
 
 ENGINES = ("polars", "duckdb", "pyarrow")
+SPARK_ENGINES = ("spark",)
+"""Spark SQL text (``engines.SparkEngine``). Not in ``ENGINES``: it needs a
+SparkSession (a JVM), so ``benchmarks/spark.py`` checks it row by row
+against filtex (``--check``) and times it, not ``run.py`` or ``columnar.py``."""
+ALL_ENGINES = ENGINES + SPARK_ENGINES
 ROW = "filtex_row"   # DuckDB: the row number the result is ordered by
 
 
@@ -124,6 +129,22 @@ NOTES = {
               "differs only on letters of newer Unicode versions than Python's: exact for "
               "'acme'.",
 }
+SPARK_NOTES = {
+    "spark": "lower() differs from Python's str.lower on letters of newer Unicode "
+             "versions (55 code points with Spark 4.3 and Python 3.11; final sigma and "
+             "U+0130 as Python; the JVM's locale is pinned to en/US all the same): exact "
+             "for 'acme' (benchmarks/spark.py --check audits every code point). "
+             "Integer arithmetic runs "
+             "in BIGINT with try_add/try_subtract/try_multiply and only the rows that "
+             "overflow in DECIMAL(38,0); its query counts with count_if over a projection "
+             "of the named intermediates, as a WHERE over them is inlined by Spark past "
+             "the JVM's 64 kB method limit (then interpreted). Timestamps compare as "
+             "TIMESTAMP against timestamp_millis(c). The exact form is one CASE wherever a "
+             "failure is possible, so Spark pushes into the Parquet scan only the "
+             "top-level conjuncts of filters that cannot fail (no implied conditions are "
+             "added by hand).",
+}
+"""Not in ``NOTES`` (which ``columnar.py`` prints under its own engines)."""
 
 
 # --- the semantics, once, over engine primitives -----------------------------------------
