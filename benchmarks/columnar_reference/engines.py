@@ -235,31 +235,10 @@ def _sql_lit(c: Any) -> str:
     return _sql_str(c)
 
 
-class DuckDBEngine(_Masks):
-    """DuckDB SQL text over a registered Arrow table. Intermediates that would
-    repeat (arithmetic) are computed once, as columns of nested subqueries."""
-    name = "duckdb"
-
-    def __init__(self) -> None:
-        self.stages: list[tuple[str, str]] = []
-
-    def bind(self, x):
-        if not isinstance(x, str) or len(x) < 40:
-            return x
-        name = f"filtex_t{len(self.stages)}"
-        self.stages.append((name, x))
-        return name
-
-    def source(self, table: str) -> str:
-        for name, sql in self.stages:
-            table = f"(SELECT *, {sql} AS {name} FROM {table})"
-        return table
-
-    def field(self, section, name):
-        return f'"{section}"[{_sql_str(name)}]'
-
-    def sub(self, base, name):
-        return f"{base}[{_sql_str(name)}]"
+class _SqlText(_Masks):
+    """SQL text engines' shared primitives: tags, Kleene logic and CASE, which
+    DuckDB and Spark SQL write alike; ``WIDE_INT`` is each one's 128-bit type."""
+    WIDE_INT = "HUGEINT"
 
     def absent(self):
         return f"CAST({ABSENT} AS TINYINT)"
@@ -291,7 +270,7 @@ class DuckDBEngine(_Masks):
         return f"(NOT {v})"
 
     def choose(self, pairs, kind="bool"):
-        sql_type = {"bool": "BOOLEAN", "f64": "DOUBLE", "i128": "HUGEINT"}[kind]
+        sql_type = {"bool": "BOOLEAN", "f64": "DOUBLE", "i128": self.WIDE_INT}[kind]
         pairs = [(c, v) for c, v in pairs if c is not False]
         if not pairs:
             return f"CAST(NULL AS {sql_type})"
@@ -304,6 +283,33 @@ class DuckDBEngine(_Masks):
         if mask is False:
             return b
         return f"(CASE WHEN {self._expr(mask)} THEN {a} ELSE {b} END)"
+
+
+class DuckDBEngine(_SqlText):
+    """DuckDB SQL text over a registered Arrow table. Intermediates that would
+    repeat (arithmetic) are computed once, as columns of nested subqueries."""
+    name = "duckdb"
+
+    def __init__(self) -> None:
+        self.stages: list[tuple[str, str]] = []
+
+    def bind(self, x):
+        if not isinstance(x, str) or len(x) < 40:
+            return x
+        name = f"filtex_t{len(self.stages)}"
+        self.stages.append((name, x))
+        return name
+
+    def source(self, table: str) -> str:
+        for name, sql in self.stages:
+            table = f"(SELECT *, {sql} AS {name} FROM {table})"
+        return table
+
+    def field(self, section, name):
+        return f'"{section}"[{_sql_str(name)}]'
+
+    def sub(self, base, name):
+        return f"{base}[{_sql_str(name)}]"
 
     def cmp(self, x, op, c):
         return f"({x} {op} {_sql_lit(c)})"
@@ -418,7 +424,7 @@ _DEC38 = "DECIMAL(38,0)"
 _TRY = {"+": "try_add", "-": "try_subtract", "*": "try_multiply"}
 
 
-class SparkEngine(_Masks):
+class SparkEngine(_SqlText):
     """Spark SQL text (ANSI mode, Spark's default) over a message table in
     Spark's types (``filtex.spark.to_spark``: uint8 smallint, uint32 bigint,
     uint64 decimal(20,0), strings plain, timestamps TIMESTAMP in µs). As for
@@ -436,6 +442,7 @@ class SparkEngine(_Masks):
     by every engine here.
     """
     name = "spark"
+    WIDE_INT = _DEC38
 
     def __init__(self, inline: bool = False) -> None:
         self.stages: list[tuple[str, str]] = []
@@ -466,50 +473,6 @@ class SparkEngine(_Masks):
         out = _SparkCol(f"{base}.{self._name(name)}")
         out.child = name
         return out
-
-    def absent(self):
-        return f"CAST({ABSENT} AS TINYINT)"
-
-    def _expr(self, m):
-        return "TRUE" if m is True else "FALSE" if m is False else m
-
-    def tag_in(self, tag, tags):
-        if len(tags) == 1:
-            return f"({tag} = {tags[0]})"
-        return f"({tag} IN ({', '.join(map(str, tags))}))"
-
-    def _and(self, ms):
-        return "(" + " AND ".join(map(self._expr, ms)) + ")"
-
-    def _or(self, ms):
-        return "(" + " OR ".join(map(self._expr, ms)) + ")"
-
-    def _not(self, m):
-        return f"(NOT {m})"
-
-    def k_and(self, *vs):      # SQL AND/OR/NOT are Kleene
-        return self._and(list(vs))
-
-    def k_or(self, *vs):
-        return self._or(list(vs))
-
-    def k_not(self, v):
-        return f"(NOT {v})"
-
-    def choose(self, pairs, kind="bool"):
-        sql_type = {"bool": "BOOLEAN", "f64": "DOUBLE", "i128": _DEC38}[kind]
-        pairs = [(c, v) for c, v in pairs if c is not False]
-        if not pairs:
-            return f"CAST(NULL AS {sql_type})"
-        if pairs[0][0] is True:
-            return pairs[0][1]
-        whens = " ".join(f"WHEN {self._expr(c)} THEN {v}" for c, v in pairs)
-        return f"(CASE {whens} END)"
-
-    def where(self, mask, a, b):
-        if mask is False:
-            return b
-        return f"(CASE WHEN {self._expr(mask)} THEN {a} ELSE {b} END)"
 
     def cmp(self, x, op, c):
         if isinstance(x, _Millis) and type(c) is int:
