@@ -80,7 +80,8 @@ class _Cases:
     def __init__(self, tag: str) -> None:
         self.tag = tag
         self.consts: dict[int, list[int]] = {}      # code -> tags
-        self.exprs: list[tuple[str, str]] = []      # (condition, Kleene boolean)
+        self.exprs: list[tuple[str, str]] = []      # (condition within a tag, Kleene boolean)
+        self.answers: dict[str, list[int]] = {}     # Kleene boolean -> the tags it answers
         self.fails: list[str] = []
         self.backs: list[str] = []
         self.implied: list[str] = []
@@ -91,6 +92,10 @@ class _Cases:
     def guard(self, name: str, child: str, tag: int) -> None:
         """A row of ``tag`` whose child is null (a malformed table) is unreadable."""
         self.guards.setdefault(name, (child, []))[1].append(tag)
+
+    def answer(self, tag: int, expr: str) -> None:
+        """``expr`` answers every row of ``tag`` not taken by a sub-case before it."""
+        self.answers.setdefault(expr, []).append(tag)
 
     def is_tag(self, tag: int) -> str:
         return f"{self.tag} = {tag}"
@@ -117,15 +122,9 @@ class _Cases:
 
     def columns(self, spark_field: SparkField) -> AtomColumns:
         tag = self.tag
-        plain: dict[str, list[int]] = {}   # one WHEN per expression, for all its tags
-        branches = []
-        for condition, expr in self.exprs:
-            number = condition[len(tag) + 3:] if condition.startswith(f"{tag} = ") else ""
-            if number.isdigit():
-                plain.setdefault(expr, []).append(int(number))
-            else:   # a sub-case (NaN, a boolean value) before its tag's plain answer
-                branches.append((condition, expr))
-        branches.extend((S.tag_in(tag, tags), expr) for expr, tags in plain.items())
+        # the sub-cases (NaN, a boolean value) first, then one WHEN per answer for all its tags
+        branches = list(self.exprs)
+        branches.extend((S.tag_in(tag, tags), expr) for expr, tags in self.answers.items())
         for code in (A.TRUE, A.FALSE):
             if self.consts.get(code):
                 branches.append((S.tag_in(tag, self.consts[code]), _lit(code)))
@@ -178,11 +177,11 @@ def atom_columns(compiled: Any, plan: Any, spark_field: SparkField, rc: Any) -> 
                 cases.sub(f"({is_tag} AND NOT {child})", f)
         elif mode in (A.INTS, A.UINTS) and child is not None:
             spans = plan.ints if mode == A.INTS else plan.uints
-            _numeric(cases, is_tag, child, spans, mode == A.UINTS, spark_field)
+            _numeric(cases, tag, child, spans, mode == A.UINTS, spark_field)
         elif mode == A.DOUBLES and child is not None:
             _doubles(cases, tag, is_tag, child, plan)
         elif mode == A.STRINGS and child is not None:
-            if _strings(cases, compiled, tag, is_tag, child, rc, spark_field.pushable.get("s")):
+            if _strings(cases, compiled, tag, child, rc, spark_field.pushable.get("s")):
                 pass
             elif (typed := _constant_by_type(compiled, tag, rc)) is not None:
                 cases.const(tag, typed)
@@ -292,11 +291,11 @@ def _spans(child: str, spans: list, lit: Callable[[Any], str]) -> str:
                      f"{child} BETWEEN {lit(lo)} AND {lit(hi)}" for lo, hi in spans])
 
 
-def _numeric(cases: _Cases, is_tag: str, child: str, spans: Any, unsigned: bool,
+def _numeric(cases: _Cases, tag: int, child: str, spans: Any, unsigned: bool,
              field: SparkField) -> None:
     rows = [(int(lo), int(hi)) for lo, hi in spans.tolist()]
     lit = S.ulong if unsigned else S.long
-    cases.exprs.append((is_tag, _spans(child, rows, lit)))
+    cases.answer(tag, _spans(child, rows, lit))
     if not rows:
         return
     lo, hi = rows[0][0], rows[-1][1]
@@ -351,7 +350,7 @@ def _doubles(cases: _Cases, tag: int, is_tag: str, child: str, plan: Any) -> Non
     spans = [(float(lo), float(hi)) for lo, hi in plan.doubles.tolist()]
     zero = A.TRUE if any(lo <= 0.0 <= hi for lo, hi in spans) else A.FALSE
     specials = _float_specials(cases, tag, is_tag, child, plan, None, zero)
-    cases.exprs.append((is_tag, _spans(child, spans, S.double)))
+    cases.answer(tag, _spans(child, spans, S.double))
     if spans and A.TRUE not in specials:
         lo, hi = spans[0][0], spans[-1][1]
         bounds = [f"{child} >= {S.double(lo)}" if lo != -math.inf else None,
@@ -450,7 +449,7 @@ def _implied_text(form: TextForm, pushable: str | None) -> str | None:
     return f"startswith({pushable}, {S.string(prefix)})" if prefix else None
 
 
-def _strings(cases: _Cases, compiled: Any, tag: int, is_tag: Any, child: Any, rc: Any,
+def _strings(cases: _Cases, compiled: Any, tag: int, child: Any, rc: Any,
              pushable: Any) -> bool:
     """The tag's string answers natively, if the engine agrees with the text form
     (or gives one answer for every probe: ``IS NULL``, a type refusal)."""
@@ -475,7 +474,7 @@ def _strings(cases: _Cases, compiled: Any, tag: int, is_tag: Any, child: Any, rc
         implied = _implied_text(form, pushable)
     except S.NotWritable:
         return False
-    cases.exprs.append((is_tag, text))
+    cases.answer(tag, text)
     if implied is None:
         cases.implied_exact = False
     else:
