@@ -37,16 +37,23 @@ def spark_table(spark, messages):
 
 
 def verdicts(df, filters, **options):
-    """Each filter's column over ``df`` (one job), as lists."""
-    rows = df.select(*[fs.column(f, df, **options).alias(f"c{i}")
-                       for i, f in enumerate(filters)]).collect()
-    return [[row[i] for row in rows] for i in range(len(filters))]
+    """Each filter's column over ``df`` (one job), as lists; with ``matched``, also
+    each filter's ``matches`` column (the rows ``where`` keeps)."""
+    n = len(filters)
+    columns = [fs.column(f, df, **options).alias(f"c{i}") for i, f in enumerate(filters)]
+    columns += [fs.matches(f, df, **options).alias(f"m{i}") for i, f in enumerate(filters)]
+    rows = df.select(*columns).collect()
+    return ([[row[i] for row in rows] for i in range(n)],
+            [[row[n + i] for row in rows] for i in range(n)])
 
 
 def assert_agree(df, filters, messages, rc=None, **options):
-    got = verdicts(df, filters, receiving_connection=rc, **options)
-    for flt, column in zip(filters, got):
-        assert column == [flt.evaluate(m, rc) for m in messages], flt.text
+    """``column`` is the per-message verdict, ``matches`` true exactly where it is true."""
+    got, matched = verdicts(df, filters, receiving_connection=rc, **options)
+    for flt, column, kept in zip(filters, got, matched):
+        want = [flt.evaluate(m, rc) for m in messages]
+        assert column == want, flt.text
+        assert kept == [w is True for w in want], flt.text
 
 
 def compiled(texts, dialect):
@@ -264,3 +271,35 @@ def test_random_lenient_filters_agree(spark, dialect_texts, source):
     assume(filters)
     df = spark.createDataFrame(fs.to_spark(_table_or_skip(source)))
     assert_agree(df, filters, source)
+
+
+# --- LIKE in linear time -------------------------------------------------------------
+
+LIKE_ALPHABET = ["a", "b", "é", "\U0001F600", "\n"]
+
+
+@pytest.mark.slow
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.text(alphabet=LIKE_ALPHABET + ["_", "%"], max_size=7), min_size=12,
+                max_size=24),
+       st.lists(st.text(alphabet=LIKE_ALPHABET, max_size=9), min_size=8, max_size=16))
+def test_like_patterns_in_every_form(spark, patterns, strings):
+    """Every LIKE pattern form (anchors, several %, _ between them, astral and
+    newline characters) over strings: the same verdicts as the per-message engine."""
+    messages = [filtex.Message(application_properties={"s": s}) for s in strings]
+    filters = [filtex.compile_sql(f"s LIKE {filtex.quote_string(p)}") for p in patterns]
+    filters += [filtex.compile_sql(f"s NOT LIKE {filtex.quote_string(p)}") for p in patterns]
+    assert_agree(spark_table(spark, messages), filters, messages)
+
+
+def test_like_with_many_percent_signs_is_linear(spark):
+    """'%a%a%...%b' is a backtracking regular expression in Spark's LIKE (minutes
+    over a string of 5,000 'a'); filtex finds the segments in order instead."""
+    long = "a" * 5000
+    messages = [filtex.Message(application_properties={"s": s})
+                for s in (long, long + "b", "ab", "ba", "")]
+    flt = filtex.compile_sql("s LIKE '%a%a%a%a%a%a%a%a%a%a%b'")
+    df = spark_table(spark, messages)
+    how = fs.explain(flt, df)
+    assert "Arrow UDF: never" in how and " LIKE " not in how and "locate(" in how
+    assert_agree(df, [flt], messages)

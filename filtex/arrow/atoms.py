@@ -30,8 +30,9 @@ from decimal import Decimal
 from typing import Any, Callable
 
 import numpy as np
-from proton import (byte, char, decimal32, decimal64, decimal128, float32, int32, short,
-                    symbol, timestamp, ubyte, uint, ulong, ushort)
+from proton import (UNDESCRIBED, Array, Data, Described, byte, char, decimal32, decimal64,
+                    decimal128, float32, int32, short, symbol, timestamp, ubyte, uint, ulong,
+                    ushort)
 
 from ..compiler import load
 from ..limits import DEFAULT_LIMITS
@@ -42,8 +43,8 @@ from ..runtime.values import INT_CLASSES
 from ..row.generator import _MIRROR as MIRROR
 from ..sql import ast
 from . import intervals
-from .schema import (ABSENT, BINARY, BOOLEAN, BYTE, CHAR, DECIMAL32, DECIMAL64, DECIMAL128,
-                     DOUBLE, FLOAT, INT, KEY_CLASS, LIST, LONG, MAP, NULL, SHORT, STRING,
+from .schema import (ABSENT, ARRAY, BINARY, BOOLEAN, BYTE, CHAR, DECIMAL32, DECIMAL64,
+                     DECIMAL128, DESCRIBED, DOUBLE, FLOAT, INT, KEY_CLASS, LIST, LONG, MAP, NULL, SHORT, STRING,
                      SYMBOL, TIMESTAMP, UBYTE, UINT, ULONG, USHORT, UUID)
 
 # outcomes, as the kernel codes them
@@ -67,7 +68,9 @@ STRING_VARIANT = {CHAR: 0, STRING: 1, SYMBOL: 2}
 _SAMPLES = {DECIMAL32: (decimal32(0), decimal32(1)), DECIMAL64: (decimal64(0), decimal64(7)),
             DECIMAL128: (decimal128(bytes(16)), decimal128(b"\x01" * 16)),
             UUID: (uuid.UUID(int=0), uuid.UUID(int=5)), BINARY: (b"", b"\x00a"),
-            LIST: ([], [1]), MAP: ({}, {"a": 1})}
+            LIST: ([], [1]), MAP: ({}, {"a": 1}),
+            ARRAY: (Array(UNDESCRIBED, Data.INT), Array(UNDESCRIBED, Data.INT, 1, 2)),
+            DESCRIBED: (Described(symbol("d"), None), Described(symbol("d"), 1))}
 """Values of the tags whose child the kernel does not read: only answers that
 depend on the type alone (IS NULL, EXISTS) are taken from them."""
 

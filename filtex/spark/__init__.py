@@ -82,7 +82,7 @@ def _prepare(flt: Any, df: Any, dialect: str, mapping: Mapping | None, nulls: st
 
     def udf_of(flag: Any = None) -> Any:
         return udf.udf_column(flt, names, message_table=message_table, mapping=mapping,
-                              nulls=nulls, rc=rc, flag=flag)
+                              nulls=nulls, rc=rc, flag=flag, schema=schema)
 
     translation, reasons = None, []
     if method != "udf":
@@ -117,6 +117,24 @@ def column(flt: Any, df: Any, *, dialect: str = "amqp", mapping: Mapping | None 
     return F.when(back, ready.udf(back)).otherwise(F.expr(t.verdict))
 
 
+def matches(flt: Any, df: Any, *, dialect: str = "amqp", mapping: Mapping | None = None,
+            nulls: str = "absent", receiving_connection: Any = None,
+            method: str = "auto") -> Any:
+    """True where the filter's verdict is true, false otherwise (never null): the
+    rows ``where`` keeps, as a Column to combine with other conditions. Natively
+    this is the skeleton's TRUE set, simpler than the three-valued ``column``."""
+    from pyspark.sql import functions as F
+    ready = _prepare(flt, df, dialect, mapping, nulls, receiving_connection, method)
+    t = ready.translation
+    if t is None:
+        return F.coalesce(ready.udf(), F.lit(False))
+    matched = F.coalesce(F.expr(t.matched), F.lit(False))
+    if t.back is None:
+        return matched
+    back = F.expr(t.back)
+    return F.when(back, F.coalesce(ready.udf(back), F.lit(False))).otherwise(matched)
+
+
 def where(df: Any, flt: Any, *, dialect: str = "amqp", mapping: Mapping | None = None,
           nulls: str = "absent", receiving_connection: Any = None,
           method: str = "auto") -> Any:
@@ -132,7 +150,7 @@ def where(df: Any, flt: Any, *, dialect: str = "amqp", mapping: Mapping | None =
         return df.where(F.coalesce(ready.udf(), F.lit(False)))
     # where() drops null (unknown) rows as false ones; the implied conditions are
     # plain conjuncts, so Spark can push them into the scan
-    condition = " AND ".join([t.verdict] + t.implied)
+    condition = " AND ".join([t.matched] + t.implied)
     if t.back is None:
         return df.where(F.expr(condition))
     native_rows = df.where(F.expr(f"NOT ({t.back}) AND {condition}"))
@@ -165,4 +183,4 @@ def explain(flt: Any, df: Any, *, dialect: str = "amqp", mapping: Mapping | None
     return "\n".join(lines)
 
 
-__all__ = ["column", "explain", "from_spark", "spark_type", "to_spark", "where"]
+__all__ = ["column", "explain", "from_spark", "matches", "spark_type", "to_spark", "where"]

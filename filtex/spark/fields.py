@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .sql import ident
+from .sql import ident, tag_in
 from ..arrow.schema import (CHILD_OF_TAG, ABSENT, BINARY, BOOLEAN, BYTE, DOUBLE, FLOAT, HEADER_TYPES, INT,
                             KEYED, LONG, NULL, PROPERTIES_TYPES, SCALAR_TAGS, SHORT, STRING,
                             TIMESTAMP, VALUE_FIELDS, rest_column)
@@ -64,6 +64,24 @@ class SparkField:
     can hold a tag outside ``tags`` (the row is unreadable: unknown) or tag a
     row without its child (the UDF reads it). False where the tag is derived
     from the value itself."""
+    raw_tag: str | None = None
+    """A VALUE struct's tag column itself (null where the struct is null: absent)."""
+    derived: tuple[str, int, int] | None = None
+    """(column, its tag, the tag of a null) where the tag is derived from a column."""
+
+    def tag_test(self, tags: Any) -> str:
+        """The cheapest exact condition "the row's tag is one of ``tags``"."""
+        tags = sorted(set(int(t) for t in tags))
+        if self.raw_tag is not None and ABSENT not in tags:
+            return tag_in(f"CAST({self.raw_tag} AS INT)", tags)
+        if self.derived is not None:
+            column, tag, missing = self.derived
+            if tag in tags and missing in tags:
+                return "TRUE"
+            if tag in tags:
+                return f"{column} IS NOT NULL"
+            return f"{column} IS NULL" if missing in tags else "FALSE"
+        return tag_in(self.tag, tags)
 
 
 def is_message_table(names: list[str]) -> bool:
@@ -125,7 +143,7 @@ def message_field(schema: Any, ref: tuple) -> SparkField:
             return _absent()
         column = ident("connection")
         return SparkField(_present(column, STRING), {"s": column}, frozenset({ABSENT, STRING}),
-                          pushable={"s": column})
+                          pushable={"s": column}, derived=(column, STRING, ABSENT))
     if section == "body":
         return _absent(f"{ident(key)} IS NOT NULL" if key in names else None)
     back = None
@@ -142,7 +160,8 @@ def message_field(schema: Any, ref: tuple) -> SparkField:
         name = CHILD_OF_TAG[tag]
         pushable = {name: column} if tag != TIMESTAMP else {"timestamp": column}
         return SparkField(_present(column, tag), {name: _typed_child(column, tag)},
-                          frozenset({ABSENT, tag}), back=back, pushable=pushable)
+                          frozenset({ABSENT, tag}), back=back, pushable=pushable,
+                          derived=(column, tag, ABSENT))
     if _type_name(member) != "StructType" or _struct_member(member, "t") is None:
         return _absent("TRUE")   # not a VALUE struct: the UDF reads it
     children, tags = {}, {ABSENT, NULL}
@@ -152,9 +171,9 @@ def message_field(schema: Any, ref: tuple) -> SparkField:
     for name, child_tags in CHILD_TAGS.items():
         if _struct_member(member, name) is not None:
             tags |= child_tags
-    tag = f"coalesce(CAST({ident(section, key, 't')} AS INT), 0)"
-    return SparkField(tag, children, frozenset(tags), back=back, pushable=dict(children),
-                      tag_is_data=True)
+    raw = ident(section, key, "t")
+    return SparkField(f"coalesce(CAST({raw} AS INT), 0)", children, frozenset(tags), back=back,
+                      pushable=dict(children), tag_is_data=True, raw_tag=raw)
 
 
 def _typed_child(column: str, tag: int) -> str:
@@ -194,7 +213,7 @@ def flat_field(schema: Any, ref: tuple, targets: Mapping[tuple, str], nulls: str
     pushable = {name: column} if child == column else \
         {"timestamp": column} if tag == TIMESTAMP else {}
     return SparkField(_present(column, tag, missing), {name: child}, frozenset({missing, tag}),
-                      unreadable=unreadable, pushable=pushable)
+                      unreadable=unreadable, pushable=pushable, derived=(column, tag, missing))
 
 
 _RANGES = {"ubyte": (0, 255), "uint": (0, 2**32 - 1)}
@@ -217,7 +236,7 @@ def _flat_typed(column: str, typ: Any, tag: int, section: str, key: str) -> Spar
     else:
         raise ValueError(f"a {typ.simpleString()} column cannot be {section} field {key!r}")
     return SparkField(_present(column, want), {name: child}, frozenset({ABSENT, want}),
-                      unreadable=bad)
+                      unreadable=bad, derived=(column, want, ABSENT))
 
 
 def flat_targets(names: list[str], mapping: Mapping | None) -> dict[tuple, str]:

@@ -32,7 +32,6 @@ make raise, compare strings in binary order and read timestamps with
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -49,25 +48,33 @@ _FLOAT_SPECIALS = (math.nan, -0.0, math.inf, -math.inf)
 
 @dataclass
 class AtomColumns:
-    """One atom as Spark SQL (``None`` where no row can be so)."""
+    """One atom as Spark SQL (``None`` where no row can be so). ``true`` and
+    ``false`` are the rows where the atom is TRUE and FALSE (readable rows whose
+    value the atom does not fail on; exact where ``back`` is false): monotone
+    conditions whose null means "not in the set"."""
     value: str
     fail: str | None = None
     back: str | None = None
     unreadable: str | None = None
     implied: str | None = None
     notes: list[str] = field(default_factory=list)
+    true: str = "FALSE"
+    false: str = "FALSE"
 
 
 @dataclass
 class Translation:
     """A filter's native form, Spark SQL text: ``verdict`` (Kleene boolean, null =
     unknown) is exact where ``back`` is false (``back`` None: everywhere);
-    ``implied`` holds conditions every TRUE row with ``back`` false satisfies
-    (for Parquet pushdown); ``notes`` say what goes to the Arrow UDF and why."""
+    ``matched`` is the rows whose verdict is TRUE (there too), a plain condition
+    for ``where``; ``implied`` holds conditions every TRUE row with ``back`` false
+    satisfies (for Parquet pushdown); ``notes`` say what goes to the Arrow UDF
+    and why."""
     verdict: str
     back: str | None
     implied: list[str]
     notes: list[str]
+    matched: str = "FALSE"
 
 
 def _lit(code: int) -> str:
@@ -75,14 +82,17 @@ def _lit(code: int) -> str:
 
 
 class _Cases:
-    """An atom's per-tag answers, collected as (condition, code or expression)."""
+    """An atom's per-tag answers: constants per tag, Kleene expressions answering
+    whole tags, and sub-cases (a condition within one tag: NaN, a boolean value)
+    that come before them."""
 
-    def __init__(self, tag: str) -> None:
-        self.tag = tag
+    def __init__(self, field: SparkField) -> None:
+        self.field = field
+        self.tag = field.tag
         self.consts: dict[int, list[int]] = {}      # code -> tags
-        self.exprs: list[tuple[str, str]] = []      # (condition within a tag, Kleene boolean)
+        self.subs: list[tuple[int, str, int, Any]] = []   # (tag, condition within it,
+        # code, the code the tag's own answer gives those rows: None if not known)
         self.answers: dict[str, list[int]] = {}     # Kleene boolean -> the tags it answers
-        self.fails: list[str] = []
         self.backs: list[str] = []
         self.implied: list[str] = []
         self.implied_exact = True                    # every TRUE tag has an implied condition
@@ -98,7 +108,7 @@ class _Cases:
         self.answers.setdefault(expr, []).append(tag)
 
     def is_tag(self, tag: int) -> str:
-        return f"{self.tag} = {tag}"
+        return self.field.tag_test([tag])
 
     def const(self, tag: int, code: int) -> None:
         if code == A.BACK:
@@ -108,22 +118,21 @@ class _Cases:
             if code == A.TRUE:
                 self.implied_exact = False
 
-    def sub(self, condition: str, code: int) -> None:
-        """A constant answer for the rows of ``condition`` (within one tag)."""
+    def sub(self, tag: int, condition: str, code: int, natural: Any = None) -> None:
+        """A constant answer for the rows of ``condition`` (within ``tag``), where the
+        tag's own answer would give them ``natural`` (None: not known)."""
         if code == A.BACK:
             self.backs.append(condition)
-        elif code == A.FAIL:
-            self.fails.append(condition)
-            self.exprs.append((condition, _lit(A.UNKNOWN)))
         else:
-            self.exprs.append((condition, _lit(code)))
+            self.subs.append((tag, condition, int(code), natural))
             if code == A.TRUE:
                 self.implied_exact = False
 
-    def columns(self, spark_field: SparkField) -> AtomColumns:
-        tag = self.tag
+    def columns(self) -> AtomColumns:
+        spark_field, tag = self.field, self.tag
         # the sub-cases (NaN, a boolean value) first, then one WHEN per answer for all its tags
-        branches = list(self.exprs)
+        branches = [(c, _lit(A.UNKNOWN if code == A.FAIL else code))
+                    for _, c, code, _ in self.subs]
         branches.extend((S.tag_in(tag, tags), expr) for expr, tags in self.answers.items())
         for code in (A.TRUE, A.FALSE):
             if self.consts.get(code):
@@ -141,18 +150,63 @@ class _Cases:
         # a row whose tag names a null child: no engine can read it (unknown)
         guards = [f"({S.tag_in(tag, tags)} AND {child} IS NULL)"
                   for child, tags in self.guards.values()]
-        fail = S.any_of(fails + self.fails + guards)
+        fail = S.any_of(fails + [c for _, c, code, _ in self.subs if code == A.FAIL] + guards)
         back = S.any_of([S.tag_in(tag, self.back_tags) if self.back_tags else None]
                         + self.backs + [spark_field.back])
         implied = None
         if self.implied_exact:   # one condition per child, however many tags share it
             implied = S.any_of(list(dict.fromkeys(self.implied))) or "FALSE"
-        return AtomColumns(value, fail, back, spark_field.unreadable, implied)
+        return AtomColumns(value, fail, back, spark_field.unreadable, implied,
+                           true=self._rows_of(A.TRUE), false=self._rows_of(A.FALSE))
+
+    def _rows_of(self, code: int) -> str:
+        """The rows where the atom answers ``code`` (TRUE or FALSE): readable rows of
+        a tag answering it (the child not null where the tag has one), less the
+        sub-cases that answer otherwise."""
+        spark_field = self.field
+        guarded = {t: child for child, tags in self.guards.values() for t in tags}
+        subs_of: dict[int, list[str]] = {}
+        parts = []
+        for tag, condition, answer, natural in self.subs:
+            if natural is None or (natural == code) != (answer == code):
+                subs_of.setdefault(tag, []).append(condition)   # taken out of the tag's answer
+                if answer == code:
+                    parts.append(condition)
+
+        def rest_of(tags: list[int], expr: str | None) -> None:
+            """``tags`` answer by ``expr`` (None: ``code`` itself) but for their sub-cases."""
+            by_guard: dict[tuple, list[int]] = {}
+            for t in tags:
+                child = guarded.get(t)
+                reads_child = expr is not None and child is not None and child in expr
+                key = (None if reads_child else child, tuple(subs_of.get(t, ())))
+                by_guard.setdefault(key, []).append(t)
+            for (child, subs), group in by_guard.items():
+                items = [spark_field.tag_test(group)]
+                if child is not None:
+                    items.append(f"{child} IS NOT NULL")
+                if expr is not None:
+                    items.append(expr if code == A.TRUE else f"NOT {expr}")
+                items.extend(f"NOT {c}" for c in subs)
+                parts.append(S.all_of(items))
+        if self.consts.get(code):
+            rest_of(self.consts[code], None)
+        for expr, tags in self.answers.items():
+            if expr in ("TRUE", "FALSE") or expr.startswith(("(TRUE)", "(FALSE)")):
+                literal = expr.strip("()") == "TRUE"
+                if literal == (code == A.TRUE):
+                    rest_of(tags, None)
+            else:
+                rest_of(tags, expr if expr.startswith("(") else f"({expr})")
+        rows = S.any_of(parts) or "FALSE"
+        if spark_field.unreadable is not None and rows != "FALSE":
+            rows = f"({rows} AND NOT ({spark_field.unreadable}))"
+        return rows
 
 
 def atom_columns(compiled: Any, plan: Any, spark_field: SparkField, rc: Any) -> AtomColumns:
     """The Columns of one single-field atom from its tag plan."""
-    cases = _Cases(spark_field.tag)
+    cases = _Cases(spark_field)
     notes: list[str] = []
     children = spark_field.children
     for tag in sorted(spark_field.tags):
@@ -162,10 +216,13 @@ def atom_columns(compiled: Any, plan: Any, spark_field: SparkField, rc: Any) -> 
         is_tag = cases.is_tag(tag)
         if child is not None and spark_field.tag_is_data:   # as the kernel
             cases.guard(name, child, tag)
-        if tag in A.FLOAT_TAGS and child is not None and mode != A.DOUBLES and not (
-                tag == A.FLOAT and mode == A.DATA and _single_precision(compiled, rc)):
+        single = (tag == A.FLOAT and mode == A.DATA and child is not None
+                  and _single_precision(compiled, rc))
+        # a DATA tag's one answer for every value, if it has one
+        typed = _constant_by_type(compiled, tag, rc) if mode == A.DATA and not single else None
+        if tag in A.FLOAT_TAGS and child is not None and mode != A.DOUBLES and not single:
             _float_specials(cases, tag, is_tag, child, plan,
-                            int(plan.consts[tag]) if mode == A.CONST else None)
+                            int(plan.consts[tag]) if mode == A.CONST else typed)
         if mode == A.CONST:
             cases.const(tag, int(plan.consts[tag]))
         elif mode == A.BOOLS and child is not None:
@@ -173,8 +230,8 @@ def atom_columns(compiled: Any, plan: Any, spark_field: SparkField, rc: Any) -> 
             if f == t:
                 cases.const(tag, f)
             else:
-                cases.sub(f"({is_tag} AND {child})", t)
-                cases.sub(f"({is_tag} AND NOT {child})", f)
+                cases.sub(tag, f"({is_tag} AND {child})", t)
+                cases.sub(tag, f"({is_tag} AND NOT {child})", f)
         elif mode in (A.INTS, A.UINTS) and child is not None:
             spans = plan.ints if mode == A.INTS else plan.uints
             _numeric(cases, tag, child, spans, mode == A.UINTS, spark_field)
@@ -188,17 +245,16 @@ def atom_columns(compiled: Any, plan: Any, spark_field: SparkField, rc: Any) -> 
             else:
                 cases.const(tag, A.BACK)
                 notes.append(f"{A_TAG_NAME(tag)} values: no native string form")
-        elif mode == A.DATA and tag == A.FLOAT and child is not None and \
-                _single_precision(compiled, rc):
+        elif single:
             _doubles(cases, tag, is_tag, f"CAST(CAST({child} AS FLOAT) AS DOUBLE)", plan)
-        elif mode == A.DATA and (typed := _constant_by_type(compiled, tag, rc)) is not None:
+        elif typed is not None:
             cases.const(tag, typed)
         else:
             cases.const(tag, A.BACK)
             if tag > 1:
                 notes.append(f"{A_TAG_NAME(tag)} values: "
                              + ("per value" if mode == A.DATA else "row by row"))
-    out = cases.columns(spark_field)
+    out = cases.columns()
     out.notes = notes
     return out
 
@@ -283,19 +339,29 @@ def _child_of(tag: int) -> str | None:
     return CHILD_OF_TAG.get(tag)
 
 
-def _spans(child: str, spans: list, lit: Callable[[Any], str]) -> str:
-    """``child`` within one of the sorted inclusive intervals."""
+def _spans(child: str, spans: list, lit: Callable[[Any], str], ends: tuple = ()) -> str:
+    """``child`` within one of the sorted inclusive intervals (``ends``: the least
+    and the greatest value of the child's type, which need no test)."""
     if not spans:
         return "FALSE"
-    return S.any_of([f"{child} = {lit(lo)}" if lo == hi else
-                     f"{child} BETWEEN {lit(lo)} AND {lit(hi)}" for lo, hi in spans])
+    least, greatest = ends or (None, None)
+
+    def within(lo: Any, hi: Any) -> str:
+        if lo == hi:
+            return f"{child} = {lit(lo)}"
+        if lo == least:
+            return f"{child} <= {lit(hi)}" if hi != greatest else f"{child} IS NOT NULL"
+        return f"{child} >= {lit(lo)}" if hi == greatest else \
+            f"{child} BETWEEN {lit(lo)} AND {lit(hi)}"
+    return S.any_of([within(lo, hi) for lo, hi in spans])
 
 
 def _numeric(cases: _Cases, tag: int, child: str, spans: Any, unsigned: bool,
              field: SparkField) -> None:
     rows = [(int(lo), int(hi)) for lo, hi in spans.tolist()]
     lit = S.ulong if unsigned else S.long
-    cases.answer(tag, _spans(child, rows, lit))
+    ends = (0, 2**64 - 1) if unsigned else (-2**63, 2**63 - 1)
+    cases.answer(tag, _spans(child, rows, lit, ends))
     if not rows:
         return
     lo, hi = rows[0][0], rows[-1][1]
@@ -310,7 +376,6 @@ def _numeric(cases: _Cases, tag: int, child: str, spans: Any, unsigned: bool,
     if column is None:
         cases.implied_exact = False
         return
-    ends = (0, 2**64 - 1) if unsigned else (-2**63, 2**63 - 1)
     bounds = [f"{column} >= {lit(lo)}" if lo is not None and lo != ends[0] else None,
               f"{column} <= {lit(hi)}" if hi is not None and hi != ends[1] else None]
     bounds = [b for b in bounds if b]
@@ -326,30 +391,41 @@ def _timestamp(millis: int) -> str:
 
 
 def _float_specials(cases: _Cases, tag: int, is_tag: str, child: str, plan: Any,
-                    otherwise: int | None, zero: int | None = None) -> tuple[int, ...]:
+                    otherwise: Any) -> tuple[int, ...]:
     """NaN, -0.0 and the infinities, each with its own answer (the kernel's
-    pseudo tags) where it differs from ``otherwise`` (the answer of the other
-    values; None: always; -0.0 also where it answers as ``zero``, 0.0's
-    answer). Spark's NaN = NaN and -0.0 = 0.0 never decide anything."""
+    pseudo tags) where it differs from ``otherwise``: the answer the tag's
+    other rows get for it (one code, or the codes (NaN, -0.0, +inf, -inf)
+    Spark's expression for the other values gives them; None: always).
+    Spark's NaN = NaN and -0.0 = 0.0 never decide anything."""
     base = A.PSEUDO_BASE + 4 * (tag - A.FLOAT)
-    nan, negzero, pinf, ninf = codes = tuple(int(plan.consts[base + j]) for j in range(4))
-    if nan != otherwise:
-        cases.sub(f"({is_tag} AND isnan({child}))", nan)
-    if pinf != otherwise:
-        cases.sub(f"({is_tag} AND {child} = {S.double(math.inf)})", pinf)
-    if ninf != otherwise:
-        cases.sub(f"({is_tag} AND {child} = {S.double(-math.inf)})", ninf)
-    if negzero != otherwise and negzero != zero:   # the sign of a zero shows in its text
-        cases.sub(f"({is_tag} AND {child} = {S.double(0.0)} AND "
-                  f"CAST({child} AS STRING) = '-0.0')", negzero)
+    codes = tuple(int(plan.consts[base + j]) for j in range(4))
+    if not isinstance(otherwise, tuple):
+        otherwise = (otherwise,) * 4
+    nan, negzero, pinf, ninf = codes
+    if nan != otherwise[0]:
+        cases.sub(tag, f"({is_tag} AND isnan({child}))", nan, otherwise[0])
+    if pinf != otherwise[2]:
+        cases.sub(tag, f"({is_tag} AND {child} = {S.double(math.inf)})", pinf, otherwise[2])
+    if ninf != otherwise[3]:
+        cases.sub(tag, f"({is_tag} AND {child} = {S.double(-math.inf)})", ninf, otherwise[3])
+    if negzero != otherwise[1]:   # the sign of a zero shows in its text
+        cases.sub(tag, f"({is_tag} AND {child} = {S.double(0.0)} AND "
+                  f"CAST({child} AS STRING) = '-0.0')", negzero, otherwise[1])
     return codes
 
 
 def _doubles(cases: _Cases, tag: int, is_tag: str, child: str, plan: Any) -> None:
-    """The specials first; then the intervals (which never meet them)."""
+    """The intervals; NaN, -0.0 and the infinities apart where Spark would answer
+    them otherwise than the per-message engine."""
     spans = [(float(lo), float(hi)) for lo, hi in plan.doubles.tolist()]
-    zero = A.TRUE if any(lo <= 0.0 <= hi for lo, hi in spans) else A.FALSE
-    specials = _float_specials(cases, tag, is_tag, child, plan, None, zero)
+
+    def within(test: Callable[[float, float], bool]) -> int:
+        return A.TRUE if any(test(lo, hi) for lo, hi in spans) else A.FALSE
+    # what the spans answer in Spark for NaN (never within: above every bound
+    # but NaN), -0.0 (as 0.0), +inf and -inf
+    spark = (A.FALSE, within(lambda lo, hi: lo <= 0.0 <= hi),
+             within(lambda lo, hi: hi == math.inf), within(lambda lo, hi: lo == -math.inf))
+    specials = _float_specials(cases, tag, is_tag, child, plan, spark)
     cases.answer(tag, _spans(child, spans, S.double))
     if spans and A.TRUE not in specials:
         lo, hi = spans[0][0], spans[-1][1]
@@ -386,14 +462,35 @@ def _probe_strings(form: TextForm, numbers: Any = None) -> list[str]:
     return sorted(found)
 
 
+def _like(segments: list, s: str) -> bool:
+    """A LIKE pattern's segments (between ``%``; None is ``_``, any one code point)
+    match all of ``s``: the first at the start, the last at the end, the others
+    leftmost in order (greedy is exact for such patterns; a backtracking regex
+    is exponential in the number of ``%``)."""
+    def at(seg: list, i: int) -> bool:
+        return i + len(seg) <= len(s) and all(c is None or s[i + k] == c
+                                              for k, c in enumerate(seg))
+    first = segments[0]
+    if len(segments) == 1:
+        return len(s) == len(first) and at(first, 0)
+    last = segments[-1]
+    pos, end = len(first), len(s) - len(last)
+    if end < pos or not at(first, 0) or not at(last, end):
+        return False
+    for seg in segments[1:-1]:
+        while pos + len(seg) <= end and not at(seg, pos):
+            pos += 1
+        if pos + len(seg) > end:
+            return False
+        pos += len(seg)
+    return True
+
+
 def _model(form: TextForm) -> Callable[[str], bool]:
     """What the Spark expression answers for a string (binary, code-point order)."""
     if form.kind == "like":
-        regex = re.compile("".join(
-            "".join("." if c is None else re.escape(c) for c in seg) if i == 0
-            else ".*" + "".join("." if c is None else re.escape(c) for c in seg)
-            for i, seg in enumerate(form.arg)), re.DOTALL)
-        test = lambda s: regex.fullmatch(s) is not None   # noqa: E731
+        segments = form.arg
+        test = lambda s: _like(segments, s)   # noqa: E731
     elif form.kind == "cmp":
         op, text = form.arg
         test = {"=": lambda s: s == text, "<>": lambda s: s != text,
@@ -412,22 +509,51 @@ def _spark_text(form: TextForm, child: str) -> str:
         op, text = form.arg
         test = f"{child} {op} {S.string(text)}"
     else:
-        segments = form.arg
-        plain = all(c is not None for seg in segments for c in seg)
-        texts = ["".join(seg) for seg in segments] if plain else []
-        if plain and len(texts) == 1:
-            test = f"{child} = {S.string(texts[0])}"
-        elif plain and len(texts) == 2 and texts[0] and not texts[1]:
-            test = f"startswith({child}, {S.string(texts[0])})"
-        elif plain and len(texts) == 2 and not texts[0] and texts[1]:
-            test = f"endswith({child}, {S.string(texts[1])})"
-        elif plain and len(texts) == 3 and not texts[0] and not texts[2] and texts[1]:
-            test = f"contains({child}, {S.string(texts[1])})"
-        elif plain and all(not t for t in texts):
-            test = "TRUE"
-        else:   # an explicit escape: Spark's default one is the backslash
-            test = f"{child} LIKE {S.string(like_pattern(segments, '!'))} ESCAPE '!'"
+        test = _like_text(form.arg, child)
     return f"NOT ({test})" if form.negate else f"({test})"
+
+
+def _like_text(segments: list, child: str) -> str:
+    """LIKE as Spark SQL that runs in linear time. Spark's LIKE is a backtracking
+    regular expression (``'%a%a%a%b'`` over a long string of ``a`` never ends),
+    so it is used only where at most one ``%`` can backtrack; plain segments are
+    ``=``/``startswith``/``endswith``/``contains``, and the middle segments of a
+    longer pattern are found leftmost, in order, by ``locate`` (greedy is exact).
+    A middle ``_`` in such a pattern has no linear form (``NotWritable``)."""
+    def plain(seg: list) -> bool:
+        return all(c is not None for c in seg)
+
+    def text(seg: list) -> str:
+        return S.string("".join(seg))
+
+    def like(pattern: list) -> str:   # an explicit escape: Spark's default is the backslash
+        return f"{child} LIKE {S.string(like_pattern(pattern, '!'))} ESCAPE '!'"
+    if len(segments) == 1:
+        return f"{child} = {text(segments[0])}" if plain(segments[0]) else like(segments)
+    first, last = segments[0], segments[-1]
+    middle = [seg for seg in segments[1:-1] if seg]
+    if not all(plain(seg) for seg in segments) and (
+            len(segments) == 2 or (len(segments) == 3 and not last)):
+        return like(segments)   # 'x%y', 'x%y%': only one % can backtrack
+    tests = []
+    if first:
+        tests.append(f"startswith({child}, {text(first)})" if plain(first) else like([first, []]))
+    if last:
+        tests.append(f"endswith({child}, {text(last)})" if plain(last) else like([[], last]))
+    if first and last:
+        tests.append(f"char_length({child}) >= {len(first) + len(last)}")
+    if len(middle) == 1 and not first and not last and plain(middle[0]):
+        tests.append(f"contains({child}, {text(middle[0])})")
+    elif middle:
+        if not all(plain(seg) for seg in middle):
+            raise S.NotWritable("a LIKE pattern with '_' between several '%' has no linear "
+                                "Spark form")
+        found = (f"aggregate(array({', '.join(text(seg) for seg in middle)}), "
+                 f"{len(first) + 1}, (filtex_p, filtex_m) -> CASE WHEN filtex_p = 0 THEN 0 "
+                 f"WHEN locate(filtex_m, {child}, filtex_p) = 0 THEN 0 "
+                 f"ELSE locate(filtex_m, {child}, filtex_p) + char_length(filtex_m) END)")
+        tests.append(f"{found} BETWEEN 1 AND char_length({child}) - {len(last) - 1}")
+    return S.all_of(tests) if tests else "TRUE"
 
 
 def _implied_text(form: TextForm, pushable: str | None) -> str | None:
@@ -502,13 +628,51 @@ def translate(ready: Any, field_of: Callable[[tuple], SparkField], rc: Any) -> T
         where = f"predicate {index + 1} (offset {atom.node.offset})"
         notes.extend(f"{where}: {n}" for n in columns.notes)
         atoms.append(columns)
-    value = _skeleton(_shape_of(plan), [a.value for a in atoms])
-    poison = S.any_of(list(dict.fromkeys(
-        [a.fail for a in atoms if a.fail] + [a.unreadable for a in atoms if a.unreadable])))
+    shape = _shape_of(plan)
+    value = _skeleton(shape, [a.value for a in atoms])
+    poison = _poison(atoms)
     verdict = value if poison is None else f"CASE WHEN {poison} THEN NULL ELSE {value} END"
     back = S.any_of(list(dict.fromkeys(a.back for a in atoms if a.back)))
     implied = [a.implied for a in _necessary(plan, atoms) if a.implied is not None]
-    return Translation(verdict, back, list(dict.fromkeys(implied)), notes)
+    # TRUE: the skeleton's TRUE set, and no failure in an atom it does not decide
+    decided = _decided(shape, True)
+    rest = _poison([a for i, a in enumerate(atoms) if i not in decided])
+    matched = _rows(shape, atoms, True)
+    if rest is not None:
+        matched = f"{matched} AND NOT ({rest})"
+    return Translation(verdict, back, list(dict.fromkeys(implied)), notes, matched)
+
+
+def _poison(atoms: list[AtomColumns]) -> str | None:
+    """Rows where one of ``atoms`` fails or cannot be read: unknown (the amqp rule)."""
+    return S.any_of(list(dict.fromkeys(
+        [a.fail for a in atoms if a.fail] + [a.unreadable for a in atoms if a.unreadable])))
+
+
+def _rows(shape: tuple, atoms: list[AtomColumns], want: bool) -> str:
+    """The rows where the skeleton is ``want`` (TRUE or FALSE), from the atoms' sets
+    (failures aside): AND is TRUE where all items are, FALSE where one is."""
+    kind = shape[0]
+    if kind == "atom":
+        atom = atoms[shape[1]]
+        return atom.true if want else atom.false
+    if kind == "not":
+        return _rows(shape[1], atoms, not want)
+    items = [_rows(s, atoms, want) for s in shape[1]]
+    return S.all_of(items) if (kind == "and") == want else S.any_of(items)
+
+
+def _decided(shape: tuple, want: bool) -> set[int]:
+    """The atoms every row where the skeleton is ``want`` has decided (TRUE or
+    FALSE): being in their set, they did not fail there."""
+    kind = shape[0]
+    if kind == "atom":
+        return {shape[1]}
+    if kind == "not":
+        return _decided(shape[1], not want)
+    if (kind == "and") == want:
+        return set().union(*(_decided(s, want) for s in shape[1]))
+    return set()
 
 
 def _shape_of(plan: Any) -> tuple:

@@ -41,8 +41,31 @@ def inputs(flt: Any, names: list[str], message_table: bool,
     return [n for n in names if n in targets and is_read(targets[n])]
 
 
+def _pruned(flt: Any, columns: list[str], schema: Any) -> tuple[list[str], list[Any]]:
+    """The UDF's inputs with each keyed section narrowed to the keys the filter
+    reads: Spark then reads (and hands over in Arrow) only those struct members.
+    A section holding none of them is left out (a missing column has no keys)."""
+    from pyspark.sql import functions as F
+    from ..arrow.engine import prepared
+    from ..arrow.schema import KEYED
+    read = prepared(flt).columns or {}
+    kept, args = [], []
+    for name in columns:
+        keys = read.get(name)
+        if name in KEYED and keys is not None:
+            present = [f.name for f in schema[name].dataType.fields if f.name in keys]
+            if not present:
+                continue
+            column = F.struct(*[F.col(f"`{name}`").getField(k).alias(k) for k in present])
+        else:
+            column = F.col(f"`{name}`")
+        kept.append(name)
+        args.append(column)
+    return kept, args
+
+
 def udf_column(flt: Any, names: list[str], *, message_table: bool, mapping: Mapping | None,
-               nulls: str, rc: Any, flag: Any = None) -> Any:
+               nulls: str, rc: Any, flag: Any = None, schema: Any = None) -> Any:
     """The filter's verdict per row as a Column computed by the Arrow UDF (only
     where ``flag`` is true, when given; null elsewhere)."""
     from pyspark.sql import functions as F
@@ -50,6 +73,8 @@ def udf_column(flt: Any, names: list[str], *, message_table: bool, mapping: Mapp
 
     columns = inputs(flt, names, message_table, mapping)
     args = [F.col(f"`{name}`") for name in columns]
+    if message_table and schema is not None:
+        columns, args = _pruned(flt, columns, schema)
     if not columns:   # a filter that reads no column still needs the row count
         columns, args = [_ROWS], [F.lit(None).cast(BooleanType())]
     options = {} if message_table else {
