@@ -22,7 +22,7 @@ pytestmark = pytest.mark.spark
 
 CASES = [c for _, c in load_cases() if "message" in c and c["expect"] != "invalid"]
 DIALECTS = sorted({c["dialect"] for c in CASES})
-COLUMNS_A_SELECT = 60
+COLUMNS_A_SELECT = 40
 
 
 def receiver(case):
@@ -42,7 +42,8 @@ def _residual_rows(table):
 def test_every_conformance_filter_over_its_dialects_messages(spark, dialect):
     """Rows without residual entries form one DataFrame (no residual columns:
     native expressions, and the UDF only for what they cannot answer), the few
-    with them another (their rows take the UDF)."""
+    with them another (their rows take the UDF). Each filter gives its
+    three-valued ``column`` and its ``matches`` (the rows ``where`` keeps)."""
     cases = [c for c in CASES if c["dialect"] == dialect]
     table = fa.message_table([c["message"] for c in cases])
     residual = _residual_rows(table)
@@ -57,12 +58,30 @@ def test_every_conformance_filter_over_its_dialects_messages(spark, dialect):
     for start in range(0, len(cases), COLUMNS_A_SELECT):
         chunk = cases[start:start + COLUMNS_A_SELECT]
         filters = [compile_case(c) for c in chunk]
+        n = len(chunk)
         for df, rows in parts:
-            got = df.select(*[fs.column(f, df, receiving_connection=receiver(c)).alias(f"c{i}")
-                              for i, (f, c) in enumerate(zip(filters, chunk))]).collect()
+            columns = [fs.column(f, df, receiving_connection=receiver(c)).alias(f"c{i}")
+                       for i, (f, c) in enumerate(zip(filters, chunk))]
+            columns += [_native_matches(f, df, receiver(c)).alias(f"m{i}")
+                        for i, (f, c) in enumerate(zip(filters, chunk))]
+            got = df.select(*columns).collect()
             for i, (flt, case) in enumerate(zip(filters, chunk)):
                 want = [flt.evaluate(messages[r], receiver(case)) for r in rows]
                 assert [row[i] for row in got] == want, case["id"]
+                kept = [row[n + i] for row in got]
+                assert [k for k in kept if k is not None] == \
+                    [w is True for w, k in zip(want, kept) if k is not None], case["id"]
+
+
+def _native_matches(flt, df, rc):
+    """``matches`` of the rows the native expressions answer (null on the Arrow
+    UDF's rows: ``column`` checks those, and ``matches`` only adds a coalesce)."""
+    from pyspark.sql import functions as F
+    t = fs._prepare(flt, df, "amqp", None, "absent", rc, "auto").translation
+    if t is None:
+        return F.lit(None).cast("boolean")
+    matched = F.coalesce(F.expr(t.matched), F.lit(False))
+    return matched if t.back is None else F.when(~F.expr(t.back), matched)
 
 
 def test_flat_dataframes_and_where(spark, tmp_path):

@@ -6,8 +6,9 @@ agrees on the arithmetic: integer operands (byte to long, and ubyte to uint)
 and every integer intermediate within +-(2**31 - 1), so neither Java's int
 wrap, amqp's overflow to NaN nor Erlang's big integers come into play, and
 doubles whose results stay finite (IEEE arithmetic is the same everywhere;
-an integer that meets a double is converted exactly). Only ``+ - *`` and
-unary minus. Two expressions compare as their difference with 0 (the sign of
+an integer that meets a double is converted exactly). ``+ - * %`` and unary
+minus; ``%`` keeps the dividend's sign (Java's, C's ``fmod``), and a zero
+divisor sends the row to the per-message engine. Two expressions compare as their difference with 0 (the sign of
 a correctly rounded difference of finite doubles is that of the exact one).
 A null or absent operand makes the comparison unknown; any
 other operand (a string, a float32, a decimal, a huge integer, a
@@ -21,6 +22,7 @@ with this arithmetic on every one; otherwise the filter has no kernel form.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import random
 from decimal import Decimal
@@ -38,7 +40,7 @@ from .schema import KEY_CLASS
 
 BOUND = 2**31 - 1
 DOUBLE = 12
-_OPS = {"+", "-", "*"}
+_OPS = {"+", "-", "*", "%"}
 
 
 class ArithForm:
@@ -67,7 +69,7 @@ def _constant(node: ast.Node) -> Any:
 
 
 def _expression(node: ast.Node, fields: list) -> bool:
-    """Is ``node`` +, -, * and unary minus over fields and small constants?"""
+    """Is ``node`` +, -, *, % and unary minus over fields and small constants?"""
     if isinstance(node, ast.Field):
         if not isinstance(node.key, str) or node.default is not None:
             return False
@@ -132,6 +134,17 @@ class _Bad(Exception):
     pass
 
 
+def remainder(a: Any, b: Any) -> Any:
+    """``a % b`` with the dividend's sign (truncated division), as Java, C and
+    Spark have it; a zero divisor has no answer here."""
+    if b == 0:
+        raise _Bad
+    if type(a) is float or type(b) is float:
+        return math.fmod(a, b)
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
+
+
 def model(form: ArithForm, values: list) -> int:
     """The kernel's outcome for operand values (None: null), computed in Python."""
     if any(v is None for v in values):
@@ -145,7 +158,10 @@ def model(form: ArithForm, values: list) -> int:
         if isinstance(node, ast.Unary):
             return -value(node.operand)
         a, b = value(node.left), value(node.right)
-        result = a + b if node.op == "+" else a - b if node.op == "-" else a * b
+        if node.op == "%":
+            result = remainder(a, b)
+        else:
+            result = a + b if node.op == "+" else a - b if node.op == "-" else a * b
         if type(result) is int and abs(result) > BOUND:
             raise _Bad
         if type(result) is float and not math.isfinite(result):
@@ -170,11 +186,19 @@ def _probe_value(rng: random.Random, cls: type, constants: list) -> Any:
     return cls(rng.randint(lo, hi))
 
 
+_SAME = (-2, -1, 1, 2, 3)
+"""Every field one small value: the remainders of negative multiples (-2 % -2,
+which a dialect computing in doubles makes -0.0) and sign rules, on every run."""
+
+
 def _agrees(form: ArithForm, atom_fn: Callable, rng: random.Random, classes: list,
             constants: list, trials: int) -> bool:
-    for trial in range(trials):
-        values = [None if trial % 16 == 15 else _probe_value(rng, rng.choice(classes), constants)
-                  for _ in form.fields]
+    fixed = [[cls(v) if _RANGES.get(cls, (-9999, 9999))[0] <= v else None
+              for _ in form.fields] for cls in classes for v in _SAME]
+    randomised = ([None if trial % 16 == 15 else
+                   _probe_value(rng, rng.choice(classes), constants) for _ in form.fields]
+                  for trial in range(trials))
+    for values in itertools.chain(fixed, randomised):
         try:
             want = model(form, [None if v is None else (float(v) if type(v) is float
                                                           else int(v)) for v in values])
@@ -267,10 +291,24 @@ def source(form: ArithForm) -> str:
             return name
         a, b = emit(node.left), emit(node.right)
         op = node.op
+        if op == "%":   # the dividend's sign; a zero divisor is bad (never raised)
+            lines.extend([
+                f"        {name}d = {a}d | {b}d",
+                f"        if {b}i == 0:",
+                f"            {name}i = 0",
+                "        else:",
+                f"            {name}i = abs({a}i) % abs({b}i)",
+                f"            if {a}i < 0:",
+                f"                {name}i = -{name}i",
+                f"        if {b}f == 0.0:",
+                f"            {name}f = 0.0",
+                "            bad = 1",
+                "        else:",
+                f"            {name}f = np.fmod({a}f, {b}f)"])
         lines.extend([
             f"        {name}d = {a}d | {b}d",
-            f"        {name}i = {a}i {op} {b}i",
-            f"        {name}f = {a}f {op} {b}f",
+            f"        {name}i = {a}i {op} {b}i" if op != "%" else "",
+            f"        {name}f = {a}f {op} {b}f" if op != "%" else "",
             f"        if {name}d == 0 and ({name}i > {BOUND} or {name}i < -{BOUND}):",
             "            bad = 1",
             f"        if {name}d == 1 and {name}f - {name}f != 0.0:",
@@ -287,8 +325,9 @@ def source(form: ArithForm) -> str:
         f"            out[r] = _within(dd, {result}f)",
         "        else:",
         f"            out[r] = _within(ii, {result}i)"]
-    body = "\n".join(lines)
+    body = "\n".join(line for line in lines if line)
     return f'''"""filtex arithmetic pass for {form.shape()!r}."""
+import numpy as np
 from numba import njit
 
 

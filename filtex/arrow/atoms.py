@@ -65,7 +65,7 @@ INT_TAGS = {UBYTE: (ubyte, 0, 255), USHORT: (ushort, 0, 65535), UINT: (uint, 0, 
 FLOAT_TAGS = {FLOAT: float32, DOUBLE: float}
 STRING_TAGS = {CHAR: char, STRING: str, SYMBOL: symbol}
 STRING_VARIANT = {CHAR: 0, STRING: 1, SYMBOL: 2}
-_SAMPLES = {DECIMAL32: (decimal32(0), decimal32(1)), DECIMAL64: (decimal64(0), decimal64(7)),
+SAMPLES = {DECIMAL32: (decimal32(0), decimal32(1)), DECIMAL64: (decimal64(0), decimal64(7)),
             DECIMAL128: (decimal128(bytes(16)), decimal128(b"\x01" * 16)),
             UUID: (uuid.UUID(int=0), uuid.UUID(int=5)), BINARY: (b"", b"\x00a"),
             LIST: ([], [1]), MAP: ({}, {"a": 1}),
@@ -272,8 +272,8 @@ def plan_tags(compiled: CompiledAtom, tags: set[int], rc: Any) -> TagPlan:
     for tag in tags:
         if tag in INT_TAGS or tag == ULONG or tag in FLOAT_TAGS:
             _numeric_tag(p, compiled, tag, domains, rc)
-        elif tag in _SAMPLES and _type_only(atom.node):
-            _constant_tag(p, compiled, tag, _SAMPLES[tag], rc)
+        elif tag in SAMPLES and _type_only(atom.node):
+            _constant_tag(p, compiled, tag, SAMPLES[tag], rc)
     for tag, cls in FLOAT_TAGS.items():
         if tag in tags:
             for j, special in enumerate(_SPECIALS):

@@ -32,14 +32,18 @@ make raise, compare strings in binary order and read timestamps with
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
+from proton import Described, symbol
 
 from ..arrow import atoms as A
 from ..arrow import intervals
 from ..arrow.strings import TextForm, like_pattern, text_form
+from ..sql import ast
+from . import arith
 from . import sql as S
 from .fields import SparkField
 
@@ -209,6 +213,17 @@ def atom_columns(compiled: Any, plan: Any, spark_field: SparkField, rc: Any) -> 
     cases = _Cases(spark_field)
     notes: list[str] = []
     children = spark_field.children
+    computed = None   # the atom as arithmetic, for the number tags answered per value
+    if any(int(plan.modes[t]) == A.DATA for t in spark_field.tags if t in A.VALUE_CLASS):
+        single = arith.single_field_form(compiled)
+        if single is not None:
+            form, arith_tags = single
+            computed = arith.compute(form, [spark_field], arith_tags)
+            arith_test = computed.within(form)
+            arith_tags = frozenset(t for t in arith_tags if t in spark_field.tags
+                                   and int(plan.modes[t]) == A.DATA)
+            if arith_tags:
+                cases.backs.append(f"({spark_field.tag_test(arith_tags)} AND {computed.bad})")
     for tag in sorted(spark_field.tags):
         mode = int(plan.modes[tag])
         name = _child_of(tag)
@@ -219,7 +234,8 @@ def atom_columns(compiled: Any, plan: Any, spark_field: SparkField, rc: Any) -> 
         single = (tag == A.FLOAT and mode == A.DATA and child is not None
                   and _single_precision(compiled, rc))
         # a DATA tag's one answer for every value, if it has one
-        typed = _constant_by_type(compiled, tag, rc) if mode == A.DATA and not single else None
+        typed = _constant_by_type(compiled, tag, rc) if not single and (
+            mode == A.DATA or (mode == A.FALLBACK and tag in _OPAQUE)) else None
         if tag in A.FLOAT_TAGS and child is not None and mode != A.DOUBLES and not single:
             _float_specials(cases, tag, is_tag, child, plan,
                             int(plan.consts[tag]) if mode == A.CONST else typed)
@@ -247,6 +263,9 @@ def atom_columns(compiled: Any, plan: Any, spark_field: SparkField, rc: Any) -> 
                 notes.append(f"{A_TAG_NAME(tag)} values: no native string form")
         elif single:
             _doubles(cases, tag, is_tag, f"CAST(CAST({child} AS FLOAT) AS DOUBLE)", plan)
+        elif computed is not None and tag in arith_tags:
+            cases.answer(tag, arith_test)
+            cases.implied_exact = False
         elif typed is not None:
             cases.const(tag, typed)
         else:
@@ -276,6 +295,14 @@ def _single_precision(compiled: Any, rc: Any) -> bool:
     return True
 
 
+def _arithmetic_without_plus(compiled: Any) -> bool:
+    """Arithmetic compared with constants and no ``+`` (which joins strings): a
+    string operand's answer is its type's (probed on numeric strings too)."""
+    from ..arrow.arith import arith_form
+    form = arith_form(compiled.atom.node)
+    return form is not None and "+" not in form.shape()
+
+
 def _truth_of_field(node: Any) -> bool:
     """``x`` or ``NOT x`` in a boolean position: a non-boolean's answer is its type's."""
     from ..sql import ast
@@ -285,29 +312,67 @@ def _truth_of_field(node: Any) -> bool:
 
 
 def _constant_by_type(compiled: Any, tag: int, rc: Any) -> int | None:
-    """The one answer a string predicate (``x = 'a'``, ``x LIKE 'a%'``) gives for
-    every number of ``tag``, if it gives one. The kernel answers such a tag per
+    """The one answer a string predicate (``x = 'a'``, ``x LIKE 'a%'``), or a
+    numeric one the tag's values do not compare with, gives for every value of
+    ``tag``, if it gives one. The kernel answers such a tag per
     value present in a batch; a native expression needs the answer for every
     value, so it is taken only for predicates over string constants, probed
     on the ends of the range, the usual suspects, and every number a constant
     spells (a dialect that converted strings would answer those apart); never
     for constants with a digit ('2025-06-24T13:37:59Z' is a timestamp to amqp)."""
     if tag in A.STRING_TAGS:   # strings: only where a string's value cannot matter
-        if not _truth_of_field(compiled.atom.node):
+        if not (_truth_of_field(compiled.atom.node) or _arithmetic_without_plus(compiled)):
             return None
         cls = A.STRING_TAGS[tag]
         answers = {A.run(compiled.on_value, p if cls is str else cls(p), rc)
                    for p in _probe_strings(TextForm("in", [], False))
                    if tag != A.CHAR or len(p) == 1}
         return answers.pop() if len(answers) == 1 else None
-    form = text_form(compiled.atom.node, compiled.atom.semantics)
-    if form is None and _truth_of_field(compiled.atom.node):
-        form = TextForm("in", [], False)
-    if form is None or tag not in A.VALUE_CLASS:
+    if tag in _OPAQUE:
+        return _opaque_constant(compiled, tag, rc)
+    if tag not in A.VALUE_CLASS:
         return None
-    texts = form.arg if form.kind == "in" else [form.arg[1]] if form.kind == "cmp" else \
-        ["".join(c for c in seg if c is not None) for seg in form.arg]
-    if any(c.isdigit() for text in texts for c in text):
+    convert = float if tag in A.FLOAT_TAGS else int
+    lo, hi = A.INT_TAGS.get(tag, (None, 0, 2**64 - 1))[1:]
+    if compiled.numeric is not None:   # a comparison with numbers the tag does not
+        # answer by value (a timestamp with a decimal): probed around the constants
+        probes = intervals.double_probes(compiled.numeric) if tag in A.FLOAT_TAGS else \
+            intervals.int_probes(compiled.numeric, lo, hi)
+        answers = {A.run(compiled.on_value, A.VALUE_CLASS[tag](convert(v)), rc)
+                   for v in probes}
+        return answers.pop() if len(answers) == 1 else None
+    from ..arrow.arith import arith_form
+    form = arith_form(compiled.atom.node)
+    if form is not None:   # arithmetic refusing the type (amqp's double % 2 fails):
+        # only a failure or unknown for every probe is taken (a value can always
+        # bring a computed result to the constants)
+        spread = [c * k + d for c in intervals.constants(form.comparison)
+                  for k in (1, -1, 2, 0.5) for d in (0, 1, -1)
+                  if isinstance(c, (int, float))] + [0, 1, -1, 2, -2, 7]
+        if tag in A.FLOAT_TAGS:
+            probes = intervals.double_probes(None) + [float(v) for v in spread]
+        else:
+            probes = intervals.int_probes(None, lo, hi) + [
+                int(v) for v in spread if float(v).is_integer() and lo <= v <= hi]
+        answers = {A.run(compiled.on_value, A.VALUE_CLASS[tag](convert(v)), rc)
+                   for v in probes}
+        found = answers.pop() if len(answers) == 1 else None
+        return found if found in (A.FAIL, A.UNKNOWN) else None
+    node = compiled.atom.node
+    form = text_form(node, compiled.atom.semantics)
+    if form is None and _truth_of_field(node):
+        form = TextForm("in", [], False)
+    if isinstance(node, ast.PropertyMatch) and isinstance(node.ref, str):
+        # a property filter's string pattern: numbers never match one, but probe
+        # every number it spells too
+        texts, digits_allowed = re.findall(r"-?\d+(?:\.\d+)?", node.ref), True
+    elif form is None:
+        return None
+    else:
+        texts, digits_allowed = (
+            form.arg if form.kind == "in" else [form.arg[1]] if form.kind == "cmp" else
+            ["".join(c for c in seg if c is not None) for seg in form.arg]), False
+    if not digits_allowed and any(c.isdigit() for text in texts for c in text):
         return None   # a number, a date or a duration: a dialect may read it as one
     numbers: list[Any] = []
     for text in texts:
@@ -324,8 +389,39 @@ def _constant_by_type(compiled: Any, tag: int, rc: Any) -> int | None:
         probes = intervals.int_probes(None, lo, hi) + [
             int(n) for n in numbers if (type(n) is int or float(n).is_integer())
             and lo <= int(n) <= hi]
-    convert = float if tag in A.FLOAT_TAGS else int
     answers = {A.run(compiled.on_value, A.VALUE_CLASS[tag](convert(v)), rc) for v in probes}
+    return answers.pop() if len(answers) == 1 else None
+
+
+_OPAQUE = {A.BINARY: lambda t: [t.encode()], A.UUID: lambda t: [],
+           A.LIST: lambda t: [[t], [t, t], [1]], A.MAP: lambda t: [{t: t}, {"k": t}],
+           A.ARRAY: lambda t: [], A.DESCRIBED: lambda t: [Described(symbol(t), t)],
+           A.DECIMAL32: lambda t: [], A.DECIMAL64: lambda t: [], A.DECIMAL128: lambda t: []}
+"""Tags with no child the expressions compare (bytes, composites), and probe
+values spelling a constant ``t`` the way such a value could hold it."""
+_DECIMALS = (A.DECIMAL32, A.DECIMAL64, A.DECIMAL128)
+
+
+def _opaque_constant(compiled: Any, tag: int, rc: Any) -> int | None:
+    """The one answer a comparison with constants gives every value of an opaque
+    tag, if it gives one: a string or number compared with bytes or a list is a
+    type mismatch whatever the bytes or items. Probed on samples, and on values
+    holding each constant; never for decimals against numbers or digits (a
+    decimal's answer depends on its value)."""
+    form = text_form(compiled.atom.node, compiled.atom.semantics)
+    if form is not None:
+        texts = form.arg if form.kind == "in" else [form.arg[1]] if form.kind == "cmp" else \
+            ["".join(c for c in seg if c is not None) for seg in form.arg]
+        if tag in _DECIMALS and any(c.isdigit() for text in texts for c in text):
+            return None
+    elif compiled.numeric is not None and tag not in _DECIMALS:
+        texts = [str(c) for c in intervals.constants(compiled.numeric)]
+    elif _truth_of_field(compiled.atom.node):
+        texts = []
+    else:
+        return None
+    probes = list(A.SAMPLES[tag]) + [v for t in texts[:32] for v in _OPAQUE[tag](t)]
+    answers = {A.run(compiled.on_value, v, rc) for v in probes}
     return answers.pop() if len(answers) == 1 else None
 
 
@@ -620,8 +716,11 @@ def translate(ready: Any, field_of: Callable[[tuple], SparkField], rc: Any) -> T
     notes: list[str] = []
     for index, compiled in enumerate(ready.atoms):
         atom = compiled.atom
-        if atom.arith is not None:
-            return None
+        if atom.arith is not None:   # arithmetic over several fields
+            accepted = frozenset(np.flatnonzero(ready.operand_tags[index]).tolist())
+            atoms.append(arith.answer(atom.arith, [field_of(ref) for ref in atom.arith.fields],
+                                      accepted, AtomColumns))
+            continue
         spark_field = field_of(atom.field)
         tag_plan = ready.tag_plan(index, frozenset(spark_field.tags), rc)
         columns = atom_columns(compiled, tag_plan, spark_field, rc)

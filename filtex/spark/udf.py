@@ -61,6 +61,8 @@ def _pruned(flt: Any, columns: list[str], schema: Any) -> tuple[list[str], list[
             column = F.col(f"`{name}`")
         kept.append(name)
         args.append(column)
+    if not kept:   # the row count: the header, a small struct every message table has
+        kept, args = ["header"], [F.col("header")]
     return kept, args
 
 
