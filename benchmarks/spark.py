@@ -421,6 +421,10 @@ def check(spark: Any, sample_rows: int = 200_000, seed: int = 11, names=ORDER,
 
 # --- the benchmark -----------------------------------------------------------------------
 
+class _Skipped(Exception):
+    """The per-row UDF is not among the methods asked for."""
+
+
 def _timed(fn: Callable[[], int]) -> tuple[float, int]:
     start = time.perf_counter()
     n = fn()
@@ -437,9 +441,10 @@ def versions(spark: Any) -> str:
 
 def run(spark: Any, data: Path, names=ORDER, repeat: int = 3, udf_rows: int = 1_000_000,
         full: bool = False, work: Path = Path(tempfile.gettempdir()) / "bench-spark",
-        say: Callable = print, progress: Callable[[dict], None] | None = None
-        ) -> tuple[dict[str, Any], bool]:
-    """Time every method on every filter; returns (results, all counts equal).
+        say: Callable = print, progress: Callable[[dict], None] | None = None,
+        methods: tuple = METHODS) -> tuple[dict[str, Any], bool]:
+    """Time every method (of ``methods``) on every filter; returns (results, all
+    counts equal).
     ``progress(results)`` is called after each filter (``--json`` writes them)."""
     native_where, udf_where, native_is = filtex_paths()
     work.mkdir(parents=True, exist_ok=True)
@@ -479,7 +484,7 @@ def run(spark: Any, data: Path, names=ORDER, repeat: int = 3, udf_rows: int = 1_
         else:
             res["sql"] = sql
             jobs["hand-written"] = lambda: spark.sql(sql).collect()[0][0]
-        order = [m for m in METHODS if m in jobs]
+        order = [m for m in METHODS if m in jobs and m in methods]
         try:
             res["pushed"]["native"] = pushed_filters(native_where(df, flt))
             if sql is not None:
@@ -506,6 +511,8 @@ def run(spark: Any, data: Path, names=ORDER, repeat: int = 3, udf_rows: int = 1_
         slice_counts: dict[str, int] = {}
         res["slice counts"] = slice_counts
         try:
+            if "per-row" not in methods:
+                raise _Skipped
             column = row_udf(flt, slice_df)
             slice_df.where(column).limit(100).collect()   # warm-up: workers, unpickling
             seconds, n = _timed(lambda: slice_df.where(column).count())
@@ -522,6 +529,8 @@ def run(spark: Any, data: Path, names=ORDER, repeat: int = 3, udf_rows: int = 1_
                     slice_counts[method] = job()
                 elif method in jobs:
                     slice_counts[method] = next(iter(res["counts"][method]))
+        except _Skipped:
+            pass
         except Exception as exc:
             ok = False
             say(f"**FAILED: {name} per-row UDF or its slice counts: {type(exc).__name__}: "
@@ -618,6 +627,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the message table --prepare converts (default: %(default)s)")
     parser.add_argument("--filters", help="comma-separated subset of: " + ", ".join(ORDER))
     parser.add_argument("--repeat", type=int, default=3, help="timed rounds (best kept)")
+    parser.add_argument("--methods", default=",".join(METHODS),
+                        help="comma-separated subset of: %(default)s")
     parser.add_argument("--udf-rows", type=int, default=1_000_000,
                         help="rows the per-row UDF runs on, extrapolated (default %(default)s)")
     parser.add_argument("--full", action="store_true",
@@ -675,7 +686,8 @@ def main(argv: list[str] | None = None) -> int:
                      "versions": versions(spark), "results": results}, indent=2, default=list))
 
         results, ok = run(spark, args.data, names, args.repeat, args.udf_rows, args.full,
-                          args.work, progress=write_json)
+                          args.work, progress=write_json,
+                          methods=tuple(args.methods.split(",")))
         report(results, rows, native_is)
         if not ok:
             print("\n**MISMATCH or FAILURE (see above): the methods do not agree.**")
