@@ -8,9 +8,10 @@ filter is a ``filtex.Filter`` (SQL in any dialect, described, group or set),
 SQL text, or a described filter (with ``dialect``).
 
 A DataFrame is a message table in Spark's types (``to_spark`` of a
-``filtex.arrow`` table, Parquet written from one, ``from_amqp``) or a flat
-DataFrame whose columns are application properties (or any field, by
-``mapping``, as in ``filtex.arrow``).
+``filtex.arrow`` table, Parquet written from one, ``from_amqp(df, column)`` of
+a binary column of AMQP-encoded messages, ``connectors``' Kafka and Event Hubs
+layouts) or a flat DataFrame whose columns are application properties (or any
+field, by ``mapping``, as in ``filtex.arrow``).
 
 Two paths give the same verdicts:
 
@@ -37,6 +38,7 @@ from typing import Any, Mapping, NamedTuple
 
 import filtex
 
+from .binary import from_amqp
 from .layout import from_spark, spark_type, to_spark
 
 METHODS = ("auto", "native", "udf")
@@ -183,4 +185,5 @@ def explain(flt: Any, df: Any, *, dialect: str = "amqp", mapping: Mapping | None
     return "\n".join(lines)
 
 
-__all__ = ["column", "explain", "from_spark", "matches", "spark_type", "to_spark", "where"]
+__all__ = ["column", "explain", "from_amqp", "from_spark", "matches", "spark_type", "to_spark",
+           "where"]

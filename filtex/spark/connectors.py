@@ -19,7 +19,7 @@ import json
 import math
 import re
 from decimal import Decimal
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -28,42 +28,26 @@ import pyarrow.compute as pc
 from ..amqp.codec import decode_value
 from ..arrow.build import cell, encode_exact
 from ..arrow.schema import (BINARY, BOOLEAN, BYTE, CHILD_ORDER, DOUBLE, INT, LONG, NULL,
-                            REST_TYPE, SHORT, STRING, TIMESTAMP, TIMESTAMP_MS, header_type,
+                            REST_TYPE, SHORT, STRING, TIMESTAMP, header_type,
                             properties_type, value_type)
-from .layout import spark_type
+from .layout import (NOT_A_VALUE, SPARK_MAX_MS, SPARK_TIMESTAMP, UNREADABLE, arrow_for_spark,
+                     kept_columns, map_in_arrow)
 
-UNREADABLE = -1
-"""The tag of a value that could not be decoded: unknown for filters reading it."""
-
-_SPARK_TIMESTAMP = pa.timestamp("us", tz="UTC")   # Spark's TimestampType in Arrow
 _LONG = (-(1 << 63), (1 << 63) - 1)
 _ID_FIELDS = ("message-id", "correlation-id")
-_LAYOUT_NAMES = frozenset({"header", "delivery_annotations", "message_annotations",
-                           "properties", "application_properties", "footer", "amqp_value",
-                           "amqp_sequence", "connection"})
 
 Decoded = tuple   # (tag, VALUE child or None, payload)
-
-
-def _arrow_for_spark(typ: pa.DataType) -> pa.DataType:
-    """The layout type as Spark holds it, timestamps in microseconds (mapInArrow)."""
-    typ = spark_type(typ)
-    if typ == TIMESTAMP_MS:
-        return _SPARK_TIMESTAMP
-    if pa.types.is_struct(typ):
-        return pa.struct([f.with_type(_arrow_for_spark(f.type)) for f in typ])
-    return typ
 
 
 def value(children: Sequence[str]) -> pa.StructType:
     """The VALUE struct with the children a decoder can give (all for amqp): fixed by
     the decoder, never by the data, and no child that could hold no value, so the
     native expressions need no Arrow UDF for tags that cannot occur."""
-    return _arrow_for_spark(value_type(children))
+    return arrow_for_spark(value_type(children))
 
 
-HEADER = _arrow_for_spark(header_type())
-PROPERTIES = _arrow_for_spark(properties_type({name: "s" for name in _ID_FIELDS}))
+HEADER = arrow_for_spark(header_type())
+PROPERTIES = arrow_for_spark(properties_type({name: "s" for name in _ID_FIELDS}))
 
 
 # --- decoders: bytes (Kafka) or text (Event Hubs) to (tag, child, payload) ------------------
@@ -204,15 +188,6 @@ def _members(chosen: dict[str, Decoder]) -> pa.StructType:
     return pa.struct([pa.field(k, value(d[1])) for k, d in chosen.items()])
 
 
-def _empty(typ: pa.DataType, n: int) -> pa.Array:
-    """A column with nothing in it: absent VALUEs (tag 0), nulls elsewhere."""
-    if pa.types.is_struct(typ) and typ.field(0).name == "t":
-        return _value_array([None] * n, typ)
-    if pa.types.is_struct(typ):
-        return pa.StructArray.from_arrays([_empty(f.type, n) for f in typ], fields=list(typ))
-    return pa.nulls(n, typ)
-
-
 # --- checking arguments -------------------------------------------------------------------------
 
 def _decoders(keys: Sequence[str] | Mapping[str, str], decoders: Mapping[str, str] | None,
@@ -237,16 +212,6 @@ def _decoders(keys: Sequence[str] | Mapping[str, str], decoders: Mapping[str, st
     return out
 
 
-def _keep(df: Any, keep: Sequence[str] | None) -> list[str]:
-    keep = list(dict.fromkeys(keep or []))
-    for name in keep:
-        if name not in df.columns:
-            raise ValueError(f"keep: the DataFrame has no column {name!r}")
-        if name in _LAYOUT_NAMES or name.endswith("_rest"):
-            raise ValueError(f"keep: {name!r} is a message table column name")
-    return keep
-
-
 def _layout(annotations: list[pa.Field], rest: bool, application: dict) -> list[pa.Field]:
     """The output columns (header and properties always; bodies never hold anything)."""
     layout = [pa.field("header", HEADER)]
@@ -258,27 +223,6 @@ def _layout(annotations: list[pa.Field], rest: bool, application: dict) -> list[
     if application:
         layout.append(pa.field("application_properties", _members(application)))
     return layout + [pa.field("amqp_value", pa.binary()), pa.field("amqp_sequence", pa.binary())]
-
-
-def _map_in_arrow(df: Any, inputs: list[str], layout: list[pa.Field], keep: list[str],
-                  convert: Callable[[pa.RecordBatch], dict[str, pa.Array]]) -> Any:
-    """``convert`` over every batch of ``df[inputs + keep]``: the layout's columns it
-    does not give are empty; kept columns are passed through."""
-    from pyspark.sql.pandas.types import from_arrow_schema
-    from pyspark.sql.types import StructType
-    spark_schema = StructType(list(from_arrow_schema(pa.schema(layout)).fields)
-                              + [df.schema[name] for name in keep])
-
-    def batches(iterator: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in iterator:
-            given = convert(batch)
-            arrays = [given[f.name] if f.name in given else _empty(f.type, batch.num_rows)
-                      for f in layout] + [batch.column(name) for name in keep]
-            fields = layout + [batch.schema.field(name) for name in keep]
-            yield pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
-    names = dict.fromkeys(inputs + keep)
-    selected = df.select(*["`" + name.replace("`", "``") + "`" for name in names])
-    return selected.mapInArrow(batches, spark_schema)
 
 
 # --- Kafka ------------------------------------------------------------------------------
@@ -296,7 +240,7 @@ def from_kafka(df: Any, *, keys: Sequence[str], decoders: Mapping[str, str] | No
     if headers not in df.columns:
         raise ValueError(f"the DataFrame has no {headers!r} column: read Kafka with "
                          ".option('includeHeaders', 'true')")
-    keep = _keep(df, keep)
+    keep = kept_columns(df, keep)
 
     def convert(batch: pa.RecordBatch) -> dict[str, pa.Array]:
         if not chosen:
@@ -304,7 +248,7 @@ def from_kafka(df: Any, *, keys: Sequence[str], decoders: Mapping[str, str] | No
         n, entries = batch.num_rows, _Entries(batch.column(headers))
         return {"application_properties": _struct(
             {k: _decoded_column(entries, n, k, d) for k, d in chosen.items()})}
-    return _map_in_arrow(df, [headers], _layout([], False, chosen), keep, convert)
+    return map_in_arrow(df, [headers], _layout([], False, chosen), keep, convert)
 
 
 # --- Azure Event Hubs ---------------------------------------------------------------------------
@@ -327,10 +271,6 @@ def _integer(text: str, low: int = _LONG[0], high: int = _LONG[1]) -> int:
     if not _INTEGER.match(text) or not low <= int(text) <= high:
         raise ValueError(text)
     return int(text)
-
-
-_MS = _LONG[1] // 1000
-"""Spark holds microseconds in a long: a timestamp past +-_MS ms (year 294247) is unreadable."""
 
 
 def _user_id(text: str) -> bytes:
@@ -356,13 +296,11 @@ def _message_id(text: str) -> Decoded:
 
 _TYPED_FIELDS: dict[str, Callable[[str], Any]] = {
     **{name: str for name in _TEXT_FIELDS}, "user-id": _user_id,
-    "absolute-expiry-time": lambda text: _integer(text, -_MS, _MS),
-    "creation-time": lambda text: _integer(text, -_MS, _MS),
+    "absolute-expiry-time": lambda text: _integer(text, -SPARK_MAX_MS, SPARK_MAX_MS),
+    "creation-time": lambda text: _integer(text, -SPARK_MAX_MS, SPARK_MAX_MS),
     # proton-j's getGroupSequence is the uint's intValue: wrapped back
     "group-sequence": lambda text: _integer(text, -(1 << 31), (1 << 32) - 1) & 0xFFFFFFFF}
 _REST_KEYS = {name: encode_exact(name) for name in _TYPED_FIELDS}
-_NOT_A_VALUE = b""
-"""An empty residual value: no AMQP value, so the row cannot be read (unknown)."""
 
 
 def _properties(entries: _Entries, n: int) -> tuple[pa.StructArray, pa.Array]:
@@ -384,10 +322,10 @@ def _properties(entries: _Entries, n: int) -> tuple[pa.StructArray, pa.Array]:
             try:
                 values[row] = convert(raw)
             except Exception:   # noqa: BLE001 (as _decode: never the job's failure)
-                rest[row] = (rest[row] or []) + [(_REST_KEYS[field.name], _NOT_A_VALUE)]
-        if field.type == _SPARK_TIMESTAMP:
+                rest[row] = (rest[row] or []) + [(_REST_KEYS[field.name], NOT_A_VALUE)]
+        if field.type == SPARK_TIMESTAMP:
             values = [None if v is None else v * 1000 for v in values]
-            arrays.append(pa.array(values, pa.int64()).cast(_SPARK_TIMESTAMP))
+            arrays.append(pa.array(values, pa.int64()).cast(SPARK_TIMESTAMP))
         else:
             arrays.append(pa.array(values, field.type))
     struct = pa.StructArray.from_arrays(arrays, fields=list(PROPERTIES))
@@ -425,7 +363,7 @@ def from_event_hubs(df: Any, *, keys: Sequence[str], decoders: Mapping[str, str]
     if missing:
         raise ValueError(f"the DataFrame has no {', '.join(missing)} column: is it the "
                          "Event Hubs connector's?")
-    keep = _keep(df, keep)
+    keep = kept_columns(df, keep)
     annotations = [pa.field(name, value(child)) for name, _, child in fixed.values()]
     annotations += list(_members(system))
     inputs = list(fixed) + ["systemProperties"] + (["properties"] if chosen else [])
@@ -444,7 +382,7 @@ def from_event_hubs(df: Any, *, keys: Sequence[str], decoders: Mapping[str, str]
             out["application_properties"] = _struct(
                 {k: _decoded_column(entries, n, k, d) for k, d in chosen.items()})
         return out
-    return _map_in_arrow(df, inputs, _layout(annotations, True, chosen), keep, convert)
+    return map_in_arrow(df, inputs, _layout(annotations, True, chosen), keep, convert)
 
 
 __all__ = ["ANNOTATION_COLUMNS", "EVENT_HUBS_DECODERS", "KAFKA_DECODERS", "UNREADABLE",

@@ -7,14 +7,20 @@ nothing left out (``to_spark``), and comes
 back into the exact layout (``from_spark``) by a cast to the schema the
 layout's own rules give for its keys and children: nothing is approximated
 on the way, and the batch engine reads the result as any message table.
+
+The DataFrames that become message tables by one ``mapInArrow`` (Kafka and
+Event Hubs records, ``connectors.py``; AMQP-encoded messages, ``binary.py``)
+share its output types (``arrow_for_spark``), its columns that hold nothing,
+the checked ``keep`` columns and the marks of what could not be read.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
+import numpy as np
 import pyarrow as pa
 
-from ..arrow.schema import METADATA, check_version, message_schema, plan_of
+from ..arrow.schema import METADATA, TIMESTAMP_MS, check_version, message_schema, plan_of
 
 _WIDER = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64(),
           pa.uint64(): pa.decimal128(20, 0)}
@@ -67,3 +73,74 @@ def _completed(schema: pa.Schema) -> pa.Schema:
         fields.append(pa.field("properties", message_schema({}, {}, False)
                                .field("properties").type))
     return pa.schema(fields, metadata=METADATA)
+
+
+# --- message tables made by mapInArrow (connectors.py, binary.py) ------------------------------
+
+UNREADABLE = -1
+"""The tag of a value that could not be decoded: unknown for filters reading it."""
+NOT_A_VALUE = b""
+"""A residual value that is no AMQP value: reading the section fails (unknown)."""
+SPARK_TIMESTAMP = pa.timestamp("us", tz="UTC")
+"""Spark's TimestampType in Arrow."""
+SPARK_MAX_MS = ((1 << 63) - 1) // 1000
+"""Spark holds microseconds in a long: a timestamp past +-SPARK_MAX_MS ms (year 294247) has
+no TimestampType value."""
+LAYOUT_NAMES = frozenset({"header", "delivery_annotations", "message_annotations",
+                          "properties", "application_properties", "footer", "amqp_value",
+                          "amqp_sequence", "connection"})
+
+
+def arrow_for_spark(typ: pa.DataType) -> pa.DataType:
+    """The layout type as Spark holds it, timestamps in microseconds (mapInArrow)."""
+    typ = spark_type(typ)
+    if typ == TIMESTAMP_MS:
+        return SPARK_TIMESTAMP
+    if pa.types.is_struct(typ):
+        return pa.struct([f.with_type(arrow_for_spark(f.type)) for f in typ])
+    return typ
+
+
+def empty_column(typ: pa.DataType, n: int) -> pa.Array:
+    """A column with nothing in it: absent VALUEs (tag 0), nulls elsewhere."""
+    if pa.types.is_struct(typ) and typ.num_fields and typ.field(0).name == "t":
+        return pa.StructArray.from_arrays(
+            [pa.array(np.zeros(n, np.int8))] + [pa.nulls(n, f.type) for f in list(typ)[1:]],
+            fields=list(typ))
+    if pa.types.is_struct(typ):
+        return pa.StructArray.from_arrays([empty_column(f.type, n) for f in typ],
+                                          fields=list(typ))
+    return pa.nulls(n, typ)
+
+
+def kept_columns(df: Any, keep: Sequence[str] | None) -> list[str]:
+    """The input columns to pass through, checked: present, and not named like a
+    message table column."""
+    keep = list(dict.fromkeys(keep or []))
+    for name in keep:
+        if name not in df.columns:
+            raise ValueError(f"keep: the DataFrame has no column {name!r}")
+        if name in LAYOUT_NAMES or name.endswith("_rest"):
+            raise ValueError(f"keep: {name!r} is a message table column name")
+    return keep
+
+
+def map_in_arrow(df: Any, inputs: list[str], layout: list[pa.Field], keep: list[str],
+                 convert: Callable[[pa.RecordBatch], dict[str, pa.Array]]) -> Any:
+    """``convert`` over every batch of ``df[inputs + keep]``: the layout's columns it
+    does not give are empty; kept columns are passed through."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+    from pyspark.sql.types import StructType
+    spark_schema = StructType(list(from_arrow_schema(pa.schema(layout)).fields)
+                              + [df.schema[name] for name in keep])
+
+    def batches(iterator: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in iterator:
+            given = convert(batch)
+            arrays = [given[f.name] if f.name in given else empty_column(f.type, batch.num_rows)
+                      for f in layout] + [batch.column(name) for name in keep]
+            fields = layout + [batch.schema.field(name) for name in keep]
+            yield pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+    names = dict.fromkeys(inputs + keep)
+    selected = df.select(*["`" + name.replace("`", "``") + "`" for name in names])
+    return selected.mapInArrow(batches, spark_schema)
