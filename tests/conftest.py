@@ -36,3 +36,22 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture
+def interpreted(spark):
+    """The session with expressions interpreted, not compiled: a select of
+    dozens of filters makes Java code Janino refuses (past 64 KB) or takes
+    longer to compile than to evaluate over a few hundred rows. Verdicts do not
+    depend on it; the other Spark tests run compiled code."""
+    settings = {"spark.sql.codegen.wholeStage": "false",
+                "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    yield spark
+    for key, value in before.items():
+        if value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, value)

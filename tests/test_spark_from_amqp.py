@@ -143,24 +143,6 @@ def _distinct(cases):
     return list(out.values())
 
 
-@pytest.fixture
-def interpreted(spark):
-    """Expressions interpreted, not compiled: sixty filters' expressions make a
-    stage whose Java code Janino refuses (past 64 KB), and compiling costs more
-    than evaluating a hundred rows. Verdicts do not depend on it."""
-    settings = {"spark.sql.codegen.wholeStage": "false",
-                "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
-    before = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    yield spark
-    for key, value in before.items():
-        if value is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, value)
-
-
 def _over(spark, raws, cases, seed, **options):
     """Every distinct filter of ``cases`` ((row or None, case) pairs) as a column
     of ``from_amqp`` of ``raws``, on its cases' own rows, ``always`` and a sample."""

@@ -53,17 +53,60 @@ def _pruned(flt: Any, columns: list[str], schema: Any) -> tuple[list[str], list[
     for name in columns:
         keys = read.get(name)
         if name in KEYED and keys is not None:
-            present = [f.name for f in schema[name].dataType.fields if f.name in keys]
-            if not present:
-                continue
-            column = F.struct(*[F.col(f"`{name}`").getField(k).alias(k) for k in present])
+            for member in schema[name].dataType.fields:
+                if member.name not in keys:
+                    continue
+                value = F.col(f"`{name}`").getField(member.name)
+                leaves = member.dataType.fieldNames() \
+                    if type(member.dataType).__name__ == "StructType" else []
+                if "t" in leaves:   # a VALUE struct: its children, flat
+                    kept.extend(_SEP.join((name, member.name, c)) for c in leaves)
+                    args.extend(value.getField(c) for c in leaves)
+                else:
+                    kept.append(_SEP.join((name, member.name)))
+                    args.append(value)
         else:
-            column = F.col(f"`{name}`")
-        kept.append(name)
-        args.append(column)
+            kept.append(name)
+            args.append(F.col(f"`{name}`"))
     if not kept:   # the row count: the header, a small struct every message table has
         kept, args = ["header"], [F.col("header")]
     return kept, args
+
+
+_SEP = "\x00"
+"""Joins section, key and child in the name of a flattened input."""
+
+
+def _nested(arrays: tuple, columns: list[str]) -> tuple[tuple, list[str]]:
+    """The flattened inputs (``_pruned``) as the sections' structs again: Spark
+    hands over flat leaves far faster than nested structs. A null tag reads as
+    absent, as a null VALUE struct does."""
+    if not any(_SEP in c for c in columns):
+        return arrays, columns
+    out: dict[str, Any] = {}
+    for array, column in zip(arrays, columns):
+        if _SEP not in column:
+            out[column] = array
+            continue
+        section, key, *child = column.split(_SEP)
+        members = out.setdefault(section, {})
+        if child:
+            members.setdefault(key, {})[child[0]] = array
+        else:
+            members[key] = array
+    arrays, names = [], []
+    for section, value in out.items():
+        if isinstance(value, dict):
+            value = _struct({k: _struct(v) if isinstance(v, dict) else v
+                             for k, v in value.items()})
+        arrays.append(value)
+        names.append(section)
+    return tuple(arrays), names
+
+
+def _struct(members: dict) -> Any:
+    import pyarrow as pa
+    return pa.StructArray.from_arrays(list(members.values()), names=list(members))
 
 
 def udf_column(flt: Any, names: list[str], *, message_table: bool, mapping: Mapping | None,
@@ -112,7 +155,7 @@ def _verdicts(flt: Any, arrays: tuple, columns: list[str], message_table: bool,
             return pa.nulls(n, pa.bool_())
         arrays = tuple(a.take(rows) for a in arrays)
     if message_table:
-        batch = from_spark(arrays, columns)
+        batch = from_spark(*_nested(arrays, columns))
     else:
         batch = pa.RecordBatch.from_arrays(list(arrays), names=columns)
     try:
