@@ -82,6 +82,45 @@ def hand_jms_qpid_nested(m):
     return _not3(_and3(inside, listed, like))
 
 
+def _java_wrap(value, bits):
+    half = 1 << (bits - 1)
+    return value if -half <= value < half else (value + half) % (1 << bits) - half
+
+
+def hand_jms_arithmetic(m):
+    """price * quantity > 1000 as Java computes it: Integer times Integer wraps at 32
+    bits, with a Long at 64, with a Double in double; a non-number is NULL."""
+    ap = m.application_properties
+    price, quantity = ap.get("price"), ap.get("quantity")
+    if price is None or quantity is None:
+        return None
+    pc, qc = price.__class__, quantity.__class__
+    if pc not in _JAVA_NUMBERS or qc not in _JAVA_NUMBERS:
+        return None
+    if pc is float or qc is float:
+        total = price * quantity
+        return total > 1000 if total == total else True   # NaN orders above all (compareTo)
+    total = _java_wrap(price * quantity, 32 if pc is int32 and qc is int32 else 64)
+    return total > 1000
+
+
+def hand_jms_headers(m):
+    """JMSType = 'order' AND JMSDeliveryMode = 'PERSISTENT': JMSType is the
+    x-opt-jms-type annotation, else the subject; persistent is durable true."""
+    jms_type = m.message_annotations.get("x-opt-jms-type")
+    if jms_type is None:
+        jms_type = m.properties.get("subject")
+    if jms_type is None:
+        is_order = None
+    else:
+        is_order = jms_type.__class__ in (str, symbol) and jms_type == "order"
+    if is_order is False:
+        return False
+    if m.header.get("durable") is not True:   # NON_PERSISTENT
+        return False
+    return is_order
+
+
 # --- rabbitmq ------------------------------------------------------------------------------
 
 def _rmq_kind(value):
@@ -129,6 +168,29 @@ def hand_rabbitmq_complex6(m):
     return _or3(first, second, third)
 
 
+def _rmq_string_equals(value, constant, encoded):
+    if value is None:
+        return None
+    cls = value.__class__
+    if cls is str or cls is symbol:
+        return value == constant
+    return cls is bytes and value == encoded
+
+
+def hand_rabbitmq_properties(m):
+    """properties.subject = 'order.created' AND properties.content_type = 'application/json'
+    in RabbitMQ's value model: strings and symbols are byte strings."""
+    props = m.properties
+    subject = _rmq_string_equals(props.get("subject"), "order.created", b"order.created")
+    if subject is False:
+        return False
+    content = _rmq_string_equals(props.get("content-type"), "application/json",
+                                 b"application/json")
+    if content is False:
+        return False
+    return None if subject is None or content is None else True
+
+
 def _or3(*values):
     if True in values:
         return True
@@ -141,7 +203,7 @@ class DialectCase:
     dialect: str
     sql: str
     hand: Callable
-    fields: dict   # field -> choices for the seeded messages
+    fields: dict   # field ("section:key", or a property's name) -> choices for the messages
 
 
 _MISSING = object()
@@ -163,6 +225,22 @@ DIALECT_CASES = [
                 {"price": [int32(100), int32(120), 95.5, "100", _MISSING],
                  "fruit": ["apple", "mango", 3, _MISSING],
                  "entry": ["xaaay", "bbb", 5, _MISSING]}),
+    DialectCase("jms-arithmetic", "jms", "price * quantity > 1000", hand_jms_arithmetic,
+                {"price": [19.99, int32(25), 120, int32(400), "12", _MISSING],
+                 "quantity": [int32(3), int32(100), 7, 2.5, _MISSING]}),
+    DialectCase("jms-headers", "jms", "JMSType = 'order' AND JMSDeliveryMode = 'PERSISTENT'",
+                hand_jms_headers,
+                {"message_annotations:x-opt-jms-type": [symbol("order"), "invoice", _MISSING,
+                                                        _MISSING],
+                 "properties:subject": ["order", "invoice", _MISSING],
+                 "header:durable": [True, False, _MISSING]}),
+    DialectCase("rabbitmq-properties", "rabbitmq",
+                "properties.subject = 'order.created' AND "
+                "properties.content_type = 'application/json'",
+                hand_rabbitmq_properties,
+                {"properties:subject": ["order.created", "order.deleted", _MISSING],
+                 "properties:content-type": [symbol("application/json"), symbol("text/plain"),
+                                             _MISSING]}),
     DialectCase("rabbitmq-complex-6", "rabbitmq",
                 "((country = 'UK' OR country = 'US') AND (city IN ('London', 'New York', "
                 "'Paris'))) OR (price * (1 - discount) < 10.0 AND quantity > 50 AND "
@@ -181,10 +259,11 @@ def make_dialect_messages(case: DialectCase, count: int = 256, seed: int = 11) -
     rng = random.Random(seed)
     messages = []
     for _ in range(count):
-        props = {}
-        for name, choices in case.fields.items():
+        sections: dict = {}
+        for name, choices in case.fields.items():   # "section:key", or an application property
+            section, _, key = name.rpartition(":")
             value = rng.choice(choices)
             if value is not _MISSING:
-                props[name] = value
-        messages.append(Message(application_properties=props))
+                sections.setdefault(section or "application_properties", {})[key] = value
+        messages.append(Message(**sections))
     return messages

@@ -70,7 +70,10 @@ class Semantics:
     int_division = "exact"         # inline int /: 7 / 2 = 3.5, 6 / 2 = 3 ("true": always float)
     int_range: tuple | None = (runtime.LONG_MIN, runtime.ULONG_MAX)   # else NaN
     null_view = False              # IS NULL tests the value as read
-    inline_arithmetic = True       # int and float arithmetic inline (else the runtime's)
+    finite_numbers = False         # NaN and infinities are no numbers (RabbitMQ drops them)
+    arithmetic = "exact"           # inline int and float arithmetic: "exact" (Python's
+    #                                integers, then int_range), "java" (Integer and Long
+    #                                widths, / in double: jms)
     like_escapes = "escape-any"    # the escape escapes any character ("escape-wildcards":
     #                                only _, % and itself; see patterns.segments_of)
     non_boolean_condition = None   # (lenient dialects) what a non-boolean condition is
@@ -81,9 +84,16 @@ class Semantics:
 
     def other_type(self, test: str, op: str = "=", negated: bool = False) -> Any:
         """The result of a test against string constants (``compare-string``,
-        ``in-strings``, ``like``) for a present value that is not a string:
+        ``in-strings``, ``like``) for a present value that is not a string, and
+        of BETWEEN two integer constants for a string (``between-numbers``):
         True, False or None, or ``UNDECIDED`` where only the runtime knows."""
         return UNDECIDED
+
+    def inline_derived(self, compute: Callable) -> str | None:
+        """A Python expression template computing a derived value (a JMS header)
+        inline: ``{0}``, ``{1}``... are the fields' values, ``{slow}`` the call of
+        ``compute`` itself; None when only the call does it."""
+        return None
 
     def check_property_filter(self, section: str, entries: Any) -> None:
         """What the dialect refuses in a property filter beyond filtex 4.1."""

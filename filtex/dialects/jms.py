@@ -65,6 +65,12 @@ JMS_DERIVED = {"JMSDeliveryMode": ("string", jms_delivery_mode),
                "JMSRedelivered": ("bool", jms_redelivered),
                "JMSType": ("any", first_present)}
 
+# The same computations as generated code writes them (templates of this
+# module, never of filter text): no call per message.
+JMS_INLINE = {jms_delivery_mode: "'PERSISTENT' if {0} is True else 'NON_PERSISTENT'",
+              jms_redelivered: "({0} > 0) if type({0}) in _INTS else {slow}",
+              first_present: "{0} if {0} is not None else {1}"}
+
 
 def java_integer(text: str) -> Any:
     """A Java integer literal: an Integer (``int32``) in int range, else a Long;
@@ -119,7 +125,7 @@ class Jms(Lenient):
     string_ops = frozenset({"=", "<>"})
     decimal_fast_paths = False     # decimals are doubles in JMS
     char_is_string = False         # a Java char is not a String
-    inline_arithmetic = False      # Java widths and wrapping decide: the runtime does it
+    arithmetic = "java"            # Java widths: inline where no wrap happens, else the runtime
     like_escapes = "escape-wildcards"
     non_boolean_condition = False  # a bare non-boolean property is FALSE
     float_order = "total"          # NaN and -0.0 order as in Java
@@ -165,15 +171,21 @@ class Jms(Lenient):
         key = _java_key(left, right)
         return False if key is None else runtime.OPS[op](*key)
 
+    def inline_derived(self, compute: Any) -> str | None:
+        return JMS_INLINE.get(compute)
+
     def other_type(self, test: str, op: str = "=", negated: bool = False) -> Any:
         """The result of a test against string constants when the value is
-        neither NULL nor a String (the generated fast path's else)."""
+        neither NULL nor a String (the generated fast path's else), and of
+        BETWEEN two numbers when it is a String."""
         if test == "compare-string" and op in ("=", "<>"):
             return op == "<>"   # a String never equals another Java type
         if test == "in-strings":
             return None         # IN on a non-string is unknown
         if test == "like":
             return negated      # LIKE on a non-string is FALSE
+        if test == "between-numbers":
+            return False        # a String orders against no number: both forms FALSE
         return UNDECIDED
 
     def between(self, value: Any, low: Any, high: Any,  # type: ignore[override]

@@ -47,6 +47,7 @@ class RabbitMQ(Lenient):
     int_range = None               # Erlang integers do not overflow
     string_concatenation = False   # + is for numbers only
     null_view = True               # IS NULL sees dropped values as absent
+    finite_numbers = True          # NaN and infinities are dropped
 
     def view(self, value: Any) -> Any:  # type: ignore[override]
         value = exact(value)

@@ -19,12 +19,13 @@ import math
 from decimal import Decimal
 from typing import Any
 
-from proton import char, symbol, timestamp
+from proton import char, int32, symbol, timestamp
 
 from ..runtime import patterns as like_module
 from .. import runtime
 from ..accessors import MESSAGE, MessageAccessor, key_literal
 from ..codegen.writer import SourceWriter
+from .arithmetic import ArithmeticNodes
 from ..errors import EvaluationFailure
 from ..forms import adapt
 from ..limits import DEFAULT_LIMITS, Limits
@@ -40,7 +41,9 @@ BASE_NAMESPACE = {
     "_INTS_TS": INT_CLASSES | {timestamp}, "_NUMS": INT_CLASSES | {float},
     "_FLOATS": FLOAT_CLASSES, "_NUMS_F": INT_CLASSES | FLOAT_CLASSES,
     "_Decimal": Decimal, "_double": double_value, "_ONCE": (None,),
-    "_STRS": frozenset({str, symbol}), "_STRS_CHAR": frozenset({str, symbol, char}),
+    "_STRS": frozenset({str, symbol}), "_int32": int32,
+    "_JLONGS": frozenset({int, int32}), "_JNUMS": frozenset({int, int32, float}),
+    "_STRS_CHAR": frozenset({str, symbol, char}),
     "_map_get": runtime.map_get, "_map_has": runtime.map_has,
     "_not_boolean": runtime.not_boolean, "_too_long": runtime.too_long,
     "_junction": runtime.junction, "_bounded": runtime.bounded,
@@ -50,7 +53,7 @@ BASE_NAMESPACE = {
 }
 
 
-class CodeGenerator(SourceWriter, ast.NodeVisitor):
+class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
     """Generates the source of one filter's functions: a visitor over the checked
     tree, writing through ``SourceWriter``."""
 
@@ -63,11 +66,15 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
         self.limits = limits
         self._owned: dict[int, str] = {}   # id(node) -> temp holding a computed string
         self.booleans: set[str] = {"True", "False", "None"}   # temps that hold only those
+        self.exact_strings: set[str] = set()   # temps that hold only an exact str
         self.prefix = ""   # of the dialect operations' names (a Scope of another dialect)
         self.prologue: list[str] = []
         self._sections: dict[str, str] = {}
         self._fields: dict[tuple, str] = {}
         self._loops = 0
+        self._in_arith = False   # generating an operand of arithmetic (see ``operand``)
+        self._lazy_root: Any = None   # the root AND/OR (see ``_short_circuit``)
+        self._read_first = False      # its first item reads the message
 
     # --- plumbing ---------------------------------------------------------------
 
@@ -128,6 +135,10 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
         reads any other value through its exact base class, and a junction or
         NOT tests its items by identity."""
         self.depth = 2
+        root = tree
+        while isinstance(root, ast.Scope) and root.dialect.semantics is self.semantics:
+            root = root.body
+        self._lazy_root = root   # its short-circuit loop reads each field where first needed
         result = self.condition(tree)
         if isinstance(tree, _ROOT_PREDICATES):
             self.booleans.add(result)
@@ -150,7 +161,7 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
                        f"else _not_boolean(_mode)")
         # A filter that reads nothing of the message still reads one protocol
         # attribute, so an object that is no message form is always refused.
-        touch = [] if self.prologue else [self.accessor.connection()]
+        touch = [] if self.prologue or self._read_first else [self.accessor.connection()]
         return "\n".join(
             ["def evaluate(message, receiving_connection=None, _mode=None):", "    try:"]
             + ["        " + line for line in touch + self.prologue] + self.lines
@@ -231,13 +242,29 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
                 self.prologue.append(f"if {var} is None: {var} = {self.const(node.default)}")
         return var
 
+    def lazy_read(self, node: ast.Node) -> str:
+        """An expression reading a field where it is used, once (the second
+        field of ``JMSType``, read only when the first is absent); a field read
+        elsewhere too, or a field with a default, is read at the top as usual."""
+        if not isinstance(node, ast.Field) or node.default is not None or \
+                ("field", node.section, node.key, node.default) in self._fields:
+            return self.value(node)
+        section = self.section(node.section)
+        return f"({self.accessor.field(node.section, section, self.key(node.key))})"
+
     def visit_Body(self, node: ast.Body) -> str:
         return self.section(node.section)
 
     def visit_Derived(self, node: ast.Derived) -> str:
-        args = [self.value(arg) for arg in node.args]
+        template = None if self.compact else self.semantics.inline_derived(node.compute)
+        args = [self.lazy_read(arg) if template is not None and i and
+                template.count(f"{{{i}}}") == 1 else self.value(arg)
+                for i, arg in enumerate(node.args)]
         var = self.temp()
-        self.emit(f"{var} = {self.hoist('derived', node.compute)}({', '.join(args)})")
+        slow = f"{self.hoist('derived', node.compute)}({', '.join(args)})"
+        self.emit(f"{var} = {slow if template is None else template.format(*args, slow=slow)}")
+        if template is not None and node.typ == "string":
+            self.exact_strings.add(var)   # the dialect's template makes only str
         return var
 
     def visit_MapRef(self, node: ast.MapRef) -> str:
@@ -275,69 +302,6 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
             self.emit(f"{var} = _item_has({base}, {index})")
         return var
 
-    def visit_Unary(self, node: ast.Unary) -> str:
-        operand = self.value(node.operand)
-        var = self.temp()
-        self.emit(f"{var} = {self.op('_negate' if node.op == '-' else '_plus')}({operand})")
-        return var
-
-    def visit_Binary(self, node: ast.Binary) -> str:
-        left, right = self.value(node.left), self.value(node.right)
-        var, op = self.temp(), node.op
-        slow = f"{self.op('_arith')}({op!r}, {left}, {right})"
-        concatenates = op == "+" and self.semantics.string_concatenation
-        if not self.semantics.inline_arithmetic:
-            self.emit(f"{var} = {slow}")
-            if concatenates:
-                self.bound_string(var)
-            return var
-        ints = _guards(("int", node.left, left), ("int", node.right, right))
-        nums = _guards(("num", node.left, left), ("num", node.right, right))
-        paths: list[tuple[str, str]] = []
-        if op in "+-*":
-            if ints:
-                paths.append((ints, f"{left} {op} {right}"))
-            if nums:
-                paths.append((nums, f"{left} {op} {right}"))
-        elif op == "/":
-            if ints:
-                if self.semantics.int_division == "exact":
-                    paths.append((ints, f"({left} // {right} if not {left} % {right} else "
-                                        f"{left} / {right}) if {right} else _NAN"))
-                else:
-                    paths.append((ints, f"{left} / {right} if {right} else None"))
-            if nums:
-                zero = "_NAN" if self.semantics.failures else slow
-                paths.append((nums, f"{left} / {right} if {right} else {zero}"))
-        elif op == "%" and ints:
-            paths.append((f"{ints} and {left} >= 0 and {right} > 0", f"{left} % {right}"))
-        if not paths or self.compact:
-            self.emit(f"{var} = {slow}")
-            if concatenates:
-                self.bound_string(var)
-            return var
-        int_range = self.semantics.int_range
-        keyword = "if"
-        for guard, fast in paths:
-            self.emit(f"{keyword} {guard}:")
-            self.emit(f"    {var} = {fast}")
-            if guard is ints and op != "%" and int_range:
-                # exact integers: only the range can go wrong; the runtime says
-                # what lies past it (amqp: NaN past long and ulong)
-                self.emit(f"    if {var}.__class__ is int and "
-                          f"({var} < {int_range[0]} or {var} > {int_range[1]}): "
-                          f"{var} = {slow}")
-            elif guard is nums:
-                # infinities and NaN: let the runtime apply the overflow rules
-                self.emit(f"    if {var} - {var} != 0: {var} = {slow}")
-            keyword = "elif"
-        self.emit("else:")
-        self.emit(f"    {var} = {slow}")
-        if concatenates:
-            with self.indented():
-                self.bound_string(var)
-        return var
-
     def visit_Call(self, node: ast.Call) -> str:
         if ":" in node.name:
             return "None"  # a function filtex does not know is NULL, arguments and all
@@ -355,15 +319,15 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
     # --- logic ------------------------------------------------------------------------------
 
     def visit_And(self, node: ast.And) -> str:
-        return self._junction(node.items, "False", "True")
+        return self._junction(node.items, "False", "True", node is self._lazy_root)
 
     def visit_Or(self, node: ast.Or) -> str:
-        return self._junction(node.items, "True", "False")
+        return self._junction(node.items, "True", "False", node is self._lazy_root)
 
-    def _junction(self, items: tuple, decisive: str, neutral: str) -> str:
+    def _junction(self, items: tuple, decisive: str, neutral: str, root: bool = False) -> str:
         if not self.semantics.failures and self._loops < _MAX_LOOPS and not self.compact \
                 and len(items) <= _MAX_SHORT_CIRCUIT:
-            return self._short_circuit(items, decisive, neutral)
+            return self._short_circuit(items, decisive, neutral, root)
         values = [self.condition(item) for item in items]
         var = self.temp()
         self.booleans.add(var)
@@ -380,18 +344,31 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
                   f"(None if {any_null} else {neutral})")
         return var
 
-    def _short_circuit(self, items: tuple, decisive: str, neutral: str) -> str:
+    def _short_circuit(self, items: tuple, decisive: str, neutral: str,
+                       root: bool = False) -> str:
         """AND/OR that stops at the first decisive item. Only where evaluation
         cannot fail (jms, rabbitmq): in amqp a failure in a later item must still
-        make the filter unknown. A one-pass loop gives ``break`` without nesting."""
+        make the filter unknown. A one-pass loop gives ``break`` without nesting.
+
+        At the root of the filter, the fields an item is first to read are read
+        just before it, not at the top: an item never reached reads nothing
+        (nothing after the root loop reads a field, and each item runs only if
+        every item before it ran)."""
         var = self.temp()
         self.booleans.add(var)
         self.emit(f"{var} = {neutral}")
         self.emit("for _ in _ONCE:")
         self._loops += 1
         with self.indented():
-            for item in items:
+            for position, item in enumerate(items):
+                mark, reads = len(self.lines), len(self.prologue)
                 value = self.condition(item)
+                if root and len(self.prologue) > reads:
+                    moved = ["    " * self.depth + line for line in self.prologue[reads:]]
+                    del self.prologue[reads:]
+                    self.lines[mark:mark] = moved
+                    self.offsets[mark:mark] = [None] * len(moved)
+                    self._read_first = self._read_first or position == 0
                 self.emit(f"if {value} is {decisive}:")
                 self.emit(f"    {var} = {decisive}")
                 self.emit("    break")
@@ -443,6 +420,7 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
         if self.compact:
             self.emit(f"{var} = None if {subject} is None else {fallback}")
             return
+        fast_paths = self.class_once(subject, fast_paths)
         keyword = "if"
         for guard, fast in fast_paths:
             self.emit(f"{keyword} {guard}:")
@@ -452,6 +430,16 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
         self.emit(f"    {var} = None")
         self.emit("else:")
         self.emit(f"    {var} = {fallback}")
+
+    def class_once(self, subject: str, paths: list) -> list:
+        """Guards that test ``type(subject)`` more than once read it once, into a
+        temp: a builtin call saved on every path after the first."""
+        call = f"type({subject})"
+        if sum(guard.count(call) for guard, *_ in paths) < 2:
+            return paths
+        cls = self.temp()
+        self.emit(f"{cls} = {call}")
+        return [(guard.replace(call, cls), *rest) for guard, *rest in paths]
 
     def _compare_constant(self, var: str, op: str, subject: str, constant: ast.Literal) -> None:
         value, py = constant.value, _PY_OP[op]
@@ -463,20 +451,25 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
         is_float = self.is_float(subject)
         is_decimal = f"type({subject}) is _Decimal"
         not_nan = f"if {subject} == {subject} else None"
+        float_nan = "" if self.semantics.float_order == "total" else not_nan   # is_float said
         decimals = self.semantics.decimal_fast_paths
         if constant.typ == "string":
+            if op in self.semantics.string_ops and subject in self.exact_strings:
+                self.booleans.add(var)
+                self.emit(f"{var} = {subject} {py} {literal}")
+                return
             if op in self.semantics.string_ops:
                 paths = [(self.is_string(subject), f"{subject} {py} {literal}")]
         elif constant.typ in ("int", "timestamp"):
             paths = [(f"type({subject}) in _INTS_TS", f"{subject} {py} {literal}")]
             if constant.typ == "int":
                 as_float = self.const(double_value(value))
-                paths.append((is_float, f"({subject} {py} {as_float}) {not_nan}"))
+                paths.append((is_float, f"({subject} {py} {as_float}) {float_nan}"))
                 if decimals:
                     paths.append((is_decimal, f"({subject} {py} {literal}) {not_nan}"))
         elif constant.typ == "float" and not math.isnan(value) and not (
                 self.semantics.float_order == "total" and value == 0):
-            paths = [(is_float, f"({subject} {py} {literal}) {not_nan}")]
+            paths = [(is_float, f"({subject} {py} {literal}) {float_nan}")]
         elif constant.typ == "decimal" and decimals:
             as_float = self.const(double_value(value))
             paths = [(f"type({subject}) in _INTS", f"{subject} {py} {literal}"),
@@ -513,6 +506,9 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
                 paths.append((f"type({subject}) is _Decimal",
                               f"{not_}({lo} <= {subject} <= {hi}) if {subject} == {subject} "
                               "else None"))
+            shortcut = self.semantics.other_type("between-numbers", negated=node.negated)
+            if shortcut is not UNDECIDED:   # a string between two numbers
+                paths.append((self.is_string(subject), repr(shortcut)))
         else:
             lo, hi = self.value(low), self.value(high)
         slow = f"{self.op('_between')}({subject}, {lo}, {hi}, {node.negated})"
@@ -554,9 +550,9 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
             self.emit(f"{var} = {slow}")
             return var
         fast = self._like_expression(subject, pattern.value,
-                                     None if escape is None else escape.value)
+                                     None if escape is None else escape.value, node.negated)
         if node.negated:
-            fast = f"not ({fast})"
+            fast = fast[4:] if fast.startswith("not ") else f"not ({fast})"
         slow = self.other_type(subject, slow, "like", negated=node.negated)
         self._typed_branch(var, subject, [(self.is_string(subject), fast)], slow)
         return var
@@ -576,15 +572,18 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
             return slow
         return f"{slow} if issubclass(type({subject}), str) else {shortcut!r}"
 
-    def _like_expression(self, subject: str, pattern: str, escape: str | None) -> str:
+    def _like_expression(self, subject: str, pattern: str, escape: str | None,
+                         negated: bool = False) -> str:
         """The cheapest expression matching ``subject`` against a constant pattern:
         plain string tests for patterns with at most one ``%`` (and ``%x%``), a
-        precompiled linear matcher otherwise."""
+        precompiled linear matcher otherwise. ``negated``: a ``not`` in front
+        when the test has its own negative form (``'x' not in s``)."""
         mode = self.semantics.like_escapes
         segments = like_module.segments_of(pattern, escape, mode)
         if len(segments) == 3 and not segments[0] and not segments[2] \
                 and segments[1] and None not in segments[1]:
-            return f"{self.const(''.join(segments[1]))} in {subject}"  # type: ignore[arg-type]
+            needle = self.const(''.join(segments[1]))  # type: ignore[arg-type]
+            return f"not {needle} not in {subject}" if negated else f"{needle} in {subject}"
         if len(segments) > 2:
             matcher = like_module.compile_like(pattern, escape, mode)
             return f"{self.hoist('like', matcher)}({subject})"
@@ -598,14 +597,17 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
         elif (None in head or None in tail) or (head and tail):
             # the anchored runs must not overlap: 'a%a' does not match 'a'
             checks.append(f"len({subject}) >= {len(head) + len(tail)}")
-        checks += self._anchored_runs(subject, head, from_end=False)
+        bounded = bool(checks)   # the length is checked first: indexing cannot fail
+        checks += self._anchored_runs(subject, head, False, bounded)
         if tail:
-            checks += self._anchored_runs(subject, tail, from_end=True)
+            checks += self._anchored_runs(subject, tail, True, bounded)
         return " and ".join(checks) or "True"
 
-    def _anchored_runs(self, subject: str, segment: list, from_end: bool) -> list[str]:
+    def _anchored_runs(self, subject: str, segment: list, from_end: bool,
+                       bounded: bool = False) -> list[str]:
         """Tests for the literal runs of a segment anchored at the start or end
-        (``None`` in a segment is ``_``: any one character, only counted)."""
+        (``None`` in a segment is ``_``: any one character, only counted); a
+        one-character run is an index where the length was checked."""
         runs, run, start = [], [], 0
         for offset, item in enumerate(segment + [None]):
             if item is None:
@@ -617,6 +619,10 @@ class CodeGenerator(SourceWriter, ast.NodeVisitor):
         tests = []
         for offset, text in runs:
             literal = self.const(text)
+            if bounded and len(text) == 1:
+                index = -(len(segment) - offset) if from_end else offset
+                tests.append(f"{subject}[{index}] == {literal}")
+                continue
             if not from_end:
                 tests.append(f"{subject}.startswith({literal}, {offset})" if offset
                              else f"{subject}.startswith({literal})")
@@ -640,25 +646,6 @@ _ROOT_PREDICATES = (ast.Compare, ast.Like, ast.In, ast.Between)
 
 # Predicates whose value is always True or False, never NULL.
 _NEVER_NULL = (ast.Exists, ast.IsNull)
-
-_CLASS_TESTS = {"int": ("type({}) in _INTS", ("int",)),
-                "num": ("type({}) in _NUMS", ("int", "float"))}
-
-
-def _guards(*tests: tuple[str, ast.Node, str]) -> str:
-    """A Python test that every operand is of its class group ('int': an integer
-    type, 'num': an integer type or float); '' if a constant operand rules it out."""
-    parts = []
-    for group, node, expr in tests:
-        template, literal_types = _CLASS_TESTS[group]
-        if isinstance(node, ast.Literal):
-            if node.typ not in literal_types or (node.typ == "float"
-                                                 and not math.isfinite(node.value)):
-                return ""
-            continue
-        parts.append(template.format(expr))
-    return " and ".join(parts) or "True"
-
 
 def _count(node: ast.Node, minimum: int) -> int | None:
     """A constant integer argument at least ``minimum``, else None."""
