@@ -11,7 +11,7 @@ import math
 from decimal import Decimal
 
 import pytest
-from proton import float32, int32, symbol, timestamp, ubyte, ulong
+from proton import char, float32, int32, symbol, timestamp, ubyte, ulong
 
 import filtex
 from filtex.row import generator
@@ -86,3 +86,20 @@ def test_inline_jms_headers_agree_with_the_runtime(text, monkeypatch):
                     if v is not None})
         assert inline.evaluate(message) is compact.evaluate(message), (
             text, jms_type, subject, durable, count)
+
+
+STRING_VALUES = ["Acme", "acme", "ab", "", "İ", "ß", symbol("Acme"), char("a"), 5, 2.5, b"ab",
+                 True, None]
+FUSED = ["LOWER(a) = 'acme'", "LEFT(a, 2) <> 'ab'", "UPPER(a) < 'M'", "SUBSTRING(a, 2, 3) = 'cm'",
+         "RIGHT(a, 0) = ''", "LOWER(a) >= 'b' AND LEFT(a, 1) = 'a'", "LOWER(a, 'x') = 'acme'"]
+
+
+@pytest.mark.parametrize("text", FUSED)
+def test_string_functions_compared_in_one_test_agree_with_the_runtime(text, monkeypatch):
+    """``LOWER(x) = 'c'`` is one test for strings; the outcome (failures and
+    their reasons too) is the runtime's for every value."""
+    compact = _compact(text, "amqp", monkeypatch)
+    inline = filtex.compile_sql(text)
+    for value in STRING_VALUES:
+        message = filtex.Message(application_properties={} if value is None else {"a": value})
+        assert inline.outcome(message) == compact.outcome(message), (text, value)

@@ -96,6 +96,7 @@ class _TracingGenerator(RowGenerator):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.traced: list[ast.Node] = []
+        self.fuse_calls = False   # every node's value is recorded, a function's result too
 
     def visit(self, node: ast.Node) -> str:
         var = super().visit(node)

@@ -75,6 +75,8 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         self._in_arith = False   # generating an operand of arithmetic (see ``operand``)
         self._lazy_root: Any = None   # the root AND/OR (see ``_short_circuit``)
         self._read_first = False      # its first item reads the message
+        self.fuse_calls = True        # LOWER(x) = 'c' as one test (see _compare_string_call)
+        self._last_branch: Any = None  # (var, its first fast line, that value, lines after)
 
     # --- plumbing ---------------------------------------------------------------
 
@@ -154,6 +156,12 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         propagate (``Filter.outcome`` reads its reason). ``receiving_connection``
         is the connection of the link the message goes to (no-local filters).
         """
+        last = self._last_branch
+        if last is not None and last[0] == result and last[3] == len(self.lines) \
+                and " else None" not in last[2] and isinstance(self._lazy_root, _ROOT_PREDICATES):
+            # the filter is one comparison whose first fast path gives True or False:
+            # it returns from there (a hand-written function's shape)
+            self.lines[last[1]] = self.lines[last[1]].replace(f"{result} = ", "return ", 1)
         if result in self.booleans:
             checked = result
         else:   # whatever a hostile value's __eq__ returned, only the documented values leave
@@ -402,12 +410,47 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         op = node.op
         if isinstance(left, ast.Literal) and not isinstance(right, ast.Literal):
             left, right, op = right, left, _MIRROR[op]
+        if self.fuse_calls and isinstance(left, ast.Call) and isinstance(right, ast.Literal) \
+                and right.typ == "string" and op in self.semantics.string_ops \
+                and not self.compact and ":" not in left.name:
+            fused = self._compare_string_call(left, op, right)
+            if fused is not None:
+                return fused
         subject = self.value(left)
         var = self.temp()
         if isinstance(right, ast.Literal):
             self._compare_constant(var, op, subject, right)
         else:
             self.emit(f"{var} = {self.op('_compare')}({op!r}, {subject}, {self.value(right)})")
+        return var
+
+    def _compare_string_call(self, call: ast.Call, op: str, constant: ast.Literal) -> str | None:
+        """``LOWER(x) = 'acme'``: for a string x, one line (``x.lower() == 'acme'``)
+        with no test of the function's result; the function and the comparison
+        as usual for anything else."""
+        outer, self.offset = self.offset, call.offset
+        args = [self.value(arg) for arg in call.args]
+        self.offset = outer
+        fast = _string_function(call, args)
+        if fast is None:
+            return None if not args else self._compare_call_result(call, op, constant, args)
+        var, subject = self.temp(), args[0]
+        self.emit(f"if {self.is_string(subject)}:")
+        self.emit(f"    {var} = {fast} {_PY_OP[op]} {self.const(constant.value)}")
+        self.emit(f"elif {subject} is None:")
+        self.emit(f"    {var} = None")
+        self.emit("else:")
+        with self.indented():
+            self._compare_call_result(call, op, constant, args, var)
+        return var
+
+    def _compare_call_result(self, call: ast.Call, op: str, constant: ast.Literal,
+                             args: list[str], var: str | None = None) -> str:
+        result = self.temp()
+        self.emit(f"{result} = _fn_{call.name}({', '.join(args)})")
+        var = var or self.temp()
+        self._compare_constant(var, op, result, constant)
+        self.emit(f"{result} = None")   # a computed string, dropped once compared
         return var
 
     def _typed_branch(self, var: str, subject: str, fast_paths: list[tuple[str, str]],
@@ -422,6 +465,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
             return
         fast_paths = self.class_once(subject, fast_paths)
         keyword = "if"
+        first = len(self.lines) + 1
         for guard, fast in fast_paths:
             self.emit(f"{keyword} {guard}:")
             self.emit(f"    {var} = {fast}")
@@ -430,6 +474,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         self.emit(f"    {var} = None")
         self.emit("else:")
         self.emit(f"    {var} = {fallback}")
+        self._last_branch = (var, first, fast_paths[0][1], len(self.lines))
 
     def class_once(self, subject: str, paths: list) -> list:
         """Guards that test ``type(subject)`` more than once read it once, into a
