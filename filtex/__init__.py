@@ -24,7 +24,7 @@ _EXPORTS = {
     "Filter": "filter", "Outcome": "filter",
     "Limits": "limits", "DEFAULT_LIMITS": "limits",
     "Message": "message", "view": "forms", "Body": "message",
-    "read_messages": "files",
+    "read_messages": "files", "Subscriptions": "subscriptions",
     "quote_identifier": "quoting", "quote_string": "quoting",
     "message_from_json": "typed_json", "value_from_json": "typed_json",
 }
@@ -56,4 +56,5 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
     from .forms import view  # noqa: F401
     from .message import Body, Message  # noqa: F401
     from .quoting import quote_identifier, quote_string  # noqa: F401
+    from .subscriptions import Subscriptions  # noqa: F401
     from .typed_json import message_from_json, value_from_json  # noqa: F401

@@ -539,3 +539,28 @@ def test_match_reads_message_tables_and_writes_them(capsys, tmp_path, fmt):
         assert got.num_rows == sum((w is True) != invert for w in want)
         assert fa.evaluate_batch(flt, got).to_pylist() == [
             w for w in want if (w is True) != invert]
+
+
+def test_match_many_subscriptions_count_as_each_filter_alone(capsys):
+    """Forty named filters matched together (``filtex.Subscriptions``): each
+    one's counts are those of its filter evaluated alone, unknowns included."""
+    regions = ["EU", "US", "APAC", "Mars"]
+    texts = {f"r{i}": f"region = '{r}' AND total > {50 * i}" for i, r in
+             enumerate(regions * 5)}
+    texts.update({f"p{i}": f"p.subject LIKE 'order.{s}%'" for i, s in
+                  enumerate(["c", "s", "created", "x"])})
+    texts.update({"odd": "total > 'x'", "any": "express OR total < 100",
+                  "nul": "coupon IS NULL", "subj": "p.subject IN ('order.created', 'x')"})
+    args = ["match", "--count"]
+    for name, text in texts.items():
+        args += ["--filter", f"{name}={text}"]
+    code, out, _ = run(capsys, *args, ORDERS_JSONL, ORDERS_AMQP)
+    assert code == 0
+    records = list(read_records(ORDERS_JSONL)) + list(read_records(ORDERS_AMQP))
+    expected = {}
+    for name, text in texts.items():
+        results = [filtex.compile_sql(text).evaluate(r.message) for r in records]
+        expected[name] = [str(results.count(True)), str(results.count(False)),
+                          str(results.count(None))]
+    assert table(out) == expected
+    assert sum(int(v[0]) for v in expected.values()) > 100   # not a set that matches nothing

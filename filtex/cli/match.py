@@ -10,6 +10,8 @@ read, byte for byte (a line and its newline, or the frame's size and bytes).
 With several ``--filter NAME=TEXT`` each subscription gets its own output, as
 a broker gives each subscriber its own queue: ``-o`` is a template holding
 ``{name}`` (``-o 'out/{name}.amqp'``); with ``--count`` no output is needed.
+They are matched together by ``filtex.Subscriptions``: a message is read once
+and only the subscriptions its indexed fields may match are evaluated.
 
 Parquet and Arrow IPC files of message tables (``filtex.arrow``) are read a
 record batch at a time and evaluated by the batch engine (numba kernels);
@@ -165,6 +167,12 @@ class _Matcher:
         if self.writing and _same_terminal(sys.stdout, sys.stderr):
             self.progress.enabled = False   # it would be drawn among the messages written
         self.start = time.perf_counter()
+        # several named filters: one Subscriptions pass a message (indexed gates,
+        # the message adapted once), each verdict exactly the filter's own
+        self.shared = None
+        if len(subscriptions) > 1:
+            from ..subscriptions import Subscriptions
+            self.shared = Subscriptions((sub.name, sub.filter) for sub in subscriptions)
 
     def error(self, text: str) -> None:
         self.progress.clear()
@@ -313,16 +321,28 @@ class _Matcher:
 
     def evaluate(self, batch: list, messages: list) -> None:
         """Every subscription over one batch: the per-message work is the
-        generated function called by ``map``; counting is ``list.count``."""
+        generated function called by ``map`` (one filter), or one
+        ``Subscriptions.evaluate_all`` a message (several); counting is
+        ``list.count``."""
         count = len(messages)
         self.messages += count
         invert = self.args.invert
         raws = None
         clock = time.perf_counter
-        for sub in self.subscriptions:
+        verdicts = None
+        if self.shared is not None:
             started = clock()
-            results = list(map(sub.evaluate, messages))
-            sub.seconds += clock() - started
+            verdicts = list(map(self.shared.evaluate_all, messages))
+            share = (clock() - started) / len(self.subscriptions)   # one pass for all
+        for sub in self.subscriptions:
+            if verdicts is not None:
+                name = sub.name
+                results = [found.get(name, False) for found in verdicts]
+                sub.seconds += share
+            else:
+                started = clock()
+                results = list(map(sub.evaluate, messages))
+                sub.seconds += clock() - started
             sub.evaluated += count
             sub.matched += results.count(True)
             unknown = results.count(None)
