@@ -121,7 +121,7 @@ class ArithmeticNodes:
                 self.bound_string(var)
         return var
 
-    def _null_operands(self, var: str, node: ast.Binary) -> None:
+    def _null_operands(self, var: str, node: ast.Binary) -> bool:
         """``elif`` an operand is NULL: NULL, in every dialect, without the runtime."""
         nulls = [f"{v} is None" for n, v in ((node.left, self._operands[0]),
                                               (node.right, self._operands[1]))
@@ -129,6 +129,7 @@ class ArithmeticNodes:
         if nulls:
             self.emit(f"elif {' or '.join(nulls)}:")
             self.emit(f"    {var} = None")
+        return bool(nulls)
 
     def _java_arithmetic(self, var: str, op: str, node: ast.Binary, left: str, right: str,
                          slow: str, nested: bool) -> bool:
@@ -155,19 +156,43 @@ class ArithmeticNodes:
         if not paths:
             self.emit(f"{var} = {slow}")
             return False
-        paths = self.class_once(right, self.class_once(left, paths))
+        classes = {}   # each operand's class, read once (or known: a result's class temp)
+        for operand_node, expr in ((node.left, left), (node.right, right)):
+            if not isinstance(operand_node, ast.Literal) and expr not in classes:
+                known = self.known_class.get(expr)
+                if known is None:
+                    known = self.temp()
+                    self.emit(f"{known} = type({expr})")
+                classes[expr] = known
+        for expr, known in classes.items():
+            paths = [(guard.replace(f"type({expr})", known), *rest) for guard, *rest in paths]
+        # the result's class, set on every path (a comparison then tests it, no type())
+        cls = self.temp()
         keyword = "if"
         for guard, fast, bounds in paths:
             self.emit(f"{keyword} {guard}:")
             self.emit(f"    {var} = {fast}")
-            if bounds is not None:
-                self.emit(f"    if {var} < {bounds[0]} or {var} > {bounds[1]}: {var} = {slow}")
+            if bounds is None:
+                self.emit(f"    {cls} = float")   # a Double was involved, or it divided
+            else:
+                self.emit(f"    if {var} < {bounds[0]} or {var} > {bounds[1]}: "
+                          f"{var} = {slow}; {cls} = type({var})")
                 if len(bounds) > 2:
-                    self.emit(f"    else: {var} = _int32({var})")
+                    self.emit(f"    else: {var} = _int32({var}); {cls} = _int32")
+                else:
+                    self.emit(f"    else: {cls} = int")
             keyword = "elif"
-        self._null_operands(var, node)
+        if self._null_operands(var, node):
+            self.emit(f"    {cls} = None")
+        strings = [f"{known} in _STRS" for known in classes.values()]
+        if op in "-*/" and strings:   # Java arithmetic on a String: NULL (+ concatenates)
+            self.emit(f"elif {' or '.join(strings)}:")
+            self.emit(f"    {var} = None")
+            self.emit(f"    {cls} = None")
         self.emit("else:")
         self.emit(f"    {var} = {slow}")
+        self.emit(f"    {cls} = type({var})")
+        self.known_class[var] = cls
         return True
 
 

@@ -76,6 +76,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         self._lazy_root: Any = None   # the root AND/OR (see ``_short_circuit``)
         self._read_first = False      # its first item reads the message
         self.fuse_calls = True        # LOWER(x) = 'c' as one test (see _compare_string_call)
+        self.known_class: dict[str, str] = {}   # temp -> a temp holding its class
         self._last_branch: Any = None  # (var, its first fast line, that value, lines after)
 
     # --- plumbing ---------------------------------------------------------------
@@ -480,10 +481,12 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         """Guards that test ``type(subject)`` more than once read it once, into a
         temp: a builtin call saved on every path after the first."""
         call = f"type({subject})"
-        if sum(guard.count(call) for guard, *_ in paths) < 2:
-            return paths
-        cls = self.temp()
-        self.emit(f"{cls} = {call}")
+        cls = self.known_class.get(subject)
+        if cls is None:
+            if sum(guard.count(call) for guard, *_ in paths) < 2:
+                return paths
+            cls = self.temp()
+            self.emit(f"{cls} = {call}")
         return [(guard.replace(call, cls), *rest) for guard, *rest in paths]
 
     def _compare_constant(self, var: str, op: str, subject: str, constant: ast.Literal) -> None:
