@@ -96,7 +96,10 @@ class Subscriptions:
         compiled = _compile(flt, dialect or self.dialect, self.limits)
         gates = []
         if compiled.tree is not None:
-            gates = find_gates(compiled.tree, get_dialect(compiled.dialect).semantics)
+            try:
+                gates = find_gates(compiled.tree, get_dialect(compiled.dialect).semantics)
+            except Exception:   # a tree the analysis does not know: evaluated every time
+                gates = []
         with self._lock:
             offered = [(t.field, t.kind, key) for g in gates for t in g.terms
                        if t.kind not in ("range", "null") for key in t.keys]
