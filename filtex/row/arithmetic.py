@@ -11,7 +11,6 @@ and fall back to the runtime on overflow, so wrapping is never computed here.
 """
 from __future__ import annotations
 
-import contextlib
 import math
 
 from proton import int32
@@ -64,10 +63,10 @@ class ArithmeticNodes:
         slow = f"{self.op('_arith')}({op!r}, {left}, {right})"
         concatenates = op == "+" and self.semantics.string_concatenation
         if self.semantics.arithmetic == "java":
-            branched = self._java_arithmetic(var, op, node, left, right, slow, nested)
-            if concatenates:
-                with self.indented() if branched else contextlib.nullcontext():
-                    self.bound_string(var)
+            branched = self._java_arithmetic(var, op, node, left, right, slow, nested,
+                                             concatenates)
+            if concatenates and not branched:
+                self.bound_string(var)
             return var
         ints = _guards(("int", node.left, left), ("int", node.right, right))
         nums = _guards(("num", node.left, left), ("num", node.right, right))
@@ -132,7 +131,7 @@ class ArithmeticNodes:
         return bool(nulls)
 
     def _java_arithmetic(self, var: str, op: str, node: ast.Binary, left: str, right: str,
-                         slow: str, nested: bool) -> bool:
+                         slow: str, nested: bool, concatenates: bool = False) -> bool:
         """jms ``+ - * /`` inline where Java's answer is Python's: Long with Long
         (or Integer) inside the long range, Integer with Integer inside the int
         range, doubles; ``/`` always in double. Wrapping, ``%``, Float, strings
@@ -190,8 +189,11 @@ class ArithmeticNodes:
             self.emit(f"    {var} = None")
             self.emit(f"    {cls} = None")
         self.emit("else:")
-        self.emit(f"    {var} = {slow}")
-        self.emit(f"    {cls} = type({var})")
+        with self.indented():
+            self.emit(f"{var} = {slow}")
+            if concatenates:   # String + anything: bounded before its class is taken
+                self.bound_string(var)
+            self.emit(f"{cls} = type({var})")
         self.known_class[var] = cls
         return True
 
