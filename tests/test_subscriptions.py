@@ -274,3 +274,23 @@ def test_the_benchmark_sets_match_one_by_one():
         assert subs.evaluate_all(message) == expected_all
         matched += len(expected_match)
     assert matched > 150
+
+
+@pytest.mark.parametrize("kind, keys, value", [
+    ("range", lambda i: (">", i), 10**9),          # every bound below the value
+    ("prefix", lambda i: ("p" * (i % 50 + 1),), "p" * 60),
+])
+def test_lookups_are_linear_in_the_subscriptions_they_name(kind, keys, value):
+    """A message every subscription of an index names costs time linear in their
+    number (candidates are gathered in one list, not tuple by tuple)."""
+    from threading import Lock
+    from timing import growth
+    from filtex.subscriptions.index import TermIndex
+
+    def make(n):
+        index = TermIndex(kind, False, Lock())
+        for i in range(n):
+            index.add(keys(i), object())
+        index.lookup(value)   # the snapshot, built once
+        return lambda: index.lookup(value)
+    assert growth(make, 3000) < 30

@@ -40,9 +40,8 @@ class TermIndex:
         self._lock = lock
         self._buckets: dict = {}       # key -> tuple of entries
         self._members: tuple | None = ()
-        self._lengths: tuple | None = ()    # prefix: the distinct prefix lengths;
-        #                                     null: the buckets' items
-        self._bounds: tuple | None = None   # range: per op (sorted bounds, entries)
+        # what the kind's lookup iterates, built from the buckets (``_LAYOUTS``)
+        self._layout: Any = None
         self.size = 0
         self.lookup: Callable[[Any], tuple] = getattr(self, "_lookup_" + kind.replace("-", "_"))
 
@@ -70,13 +69,8 @@ class TermIndex:
             return (keys,)   # one bucket per (op, bound) / per IS NULL, IS NOT NULL
         return tuple(dict.fromkeys(keys))   # an IN list naming a value twice: once
 
-    @property
-    def distinct(self) -> int:
-        """How many distinct constants the terms name."""
-        return len(self._buckets)
-
     def _changed(self) -> None:
-        self._members = self._lengths = self._bounds = None
+        self._members = self._layout = None
 
     # --- snapshots (built by a reader under the lock, after a change) -----------------
 
@@ -91,80 +85,58 @@ class TermIndex:
                 members = self._members = tuple(seen.values())
         return members
 
-    def _prefix_lengths(self) -> tuple:
-        lengths = self._lengths
-        if lengths is None:
+    def _snapshot(self) -> Any:
+        layout = self._layout
+        if layout is None:
             with self._lock:
-                lengths = self._lengths = tuple(sorted({len(k) for k in self._buckets}))
-        return lengths
-
-    def _range_bounds(self) -> dict:
-        bounds = self._bounds
-        if bounds is None:
-            with self._lock:
-                by_op: dict = {}
-                for (op, bound), bucket in self._buckets.items():
-                    by_op.setdefault(op, []).append((bound, bucket))
-                bounds = {}
-                for op, items in by_op.items():
-                    items.sort(key=lambda item: item[0])
-                    bounds[op] = ([b for b, _ in items], [bucket for _, bucket in items])
-                self._bounds = bounds   # type: ignore[assignment]
-        return bounds   # type: ignore[return-value]
+                layout = self._layout = _LAYOUTS[self.kind](self._buckets)
+        return layout
 
     # --- lookups: (candidates, settled) ------------------------------------------------
 
-    def _absent(self) -> tuple:
-        return (), self.never_null
+    def _unkeyed(self, value: Any) -> tuple:
+        """A value of no type the index keys on: absent (no term TRUE; FALSE where
+        the terms are never NULL), or of another type (every member a candidate)."""
+        if value is None:
+            return (), self.never_null
+        return self.members(), False
 
     def _lookup_eq_str(self, value: Any) -> tuple:
         cls = type(value)
         if cls is str or cls is symbol:
             return self._buckets.get(value, ()), True
-        if value is None:
-            return self._absent()
-        return self.members(), False
+        return self._unkeyed(value)
 
     def _lookup_eq_int(self, value: Any) -> tuple:
         if type(value) in INT_CLASSES:
             return self._buckets.get(value, ()), True
-        if value is None:
-            return self._absent()
-        return self.members(), False
+        return self._unkeyed(value)
 
     def _lookup_prefix(self, value: Any) -> tuple:
         cls = type(value)
-        if cls is str or cls is symbol:
-            get, found = self._buckets.get, ()
-            size = len(value)
-            for length in self._prefix_lengths():
-                if length > size:
-                    break
-                bucket = get(value[:length])
-                if bucket:
-                    found += bucket
-            return found, True
-        if value is None:
-            return self._absent()
-        return self.members(), False
+        if cls is not str and cls is not symbol:
+            return self._unkeyed(value)
+        get, found = self._buckets.get, []
+        size = len(value)
+        for length in self._snapshot():
+            if length > size:
+                break
+            found.extend(get(value[:length], ()))
+        return found, True
 
     def _lookup_word(self, value: Any) -> tuple:
         cls = type(value)
         if cls is str or cls is symbol:
             return self._buckets.get(str.__str__(value).split(".", 1)[0], ()), True
-        if value is None:
-            return self._absent()
-        return self.members(), False
+        return self._unkeyed(value)
 
     def _lookup_range(self, value: Any) -> tuple:
         cls = type(value)
         if cls not in NUMBERS and (cls is not float or value != value or value == 0):
             # NaN, and 0.0 against -0.0, order apart in jms: evaluate them all
-            if value is None:
-                return self._absent()
-            return self.members(), False
-        found: tuple = ()
-        for op, (bounds, buckets) in self._range_bounds().items():
+            return self._unkeyed(value)
+        found: list = []
+        for op, (bounds, buckets) in self._snapshot().items():
             if op == ">":     # bound < value
                 chosen = buckets[:bisect_left(bounds, value)]
             elif op == ">=":
@@ -174,13 +146,13 @@ class TermIndex:
             else:
                 chosen = buckets[bisect_left(bounds, value):]
             for bucket in chosen:
-                found += bucket
+                found.extend(bucket)
         return found, True
 
     def _lookup_null(self, value: Any) -> tuple:
         # buckets keyed (absent wanted, the dialect that says what reads as absent)
-        found: tuple = ()
-        for (wanted, rules), bucket in self._null_buckets():
+        found: list = []
+        for (wanted, rules), bucket in self._snapshot():
             absent = value is None
             if not absent and rules.null_view:
                 try:
@@ -188,15 +160,29 @@ class TermIndex:
                 except Exception:   # a value its dialect cannot read: evaluate them all
                     return self.members(), False
             if absent is wanted:
-                found += bucket
+                found.extend(bucket)
         return found, True
 
-    def _null_buckets(self) -> tuple:
-        items = self._lengths   # the null index's snapshot shares the prefix slot
-        if items is None:
-            with self._lock:
-                items = self._lengths = tuple(self._buckets.items())
-        return items
+
+def _prefix_layout(buckets: dict) -> tuple:
+    """The distinct prefix lengths, shortest first."""
+    return tuple(sorted({len(key) for key in buckets}))
+
+
+def _range_layout(buckets: dict) -> dict:
+    """Per operator: the bounds in order, and each bound's bucket."""
+    by_op: dict = {}
+    for (op, bound), bucket in buckets.items():
+        by_op.setdefault(op, []).append((bound, bucket))
+    layout = {}
+    for op, items in by_op.items():
+        items.sort(key=lambda item: item[0])
+        layout[op] = ([bound for bound, _ in items], [bucket for _, bucket in items])
+    return layout
+
+
+_LAYOUTS = {"prefix": _prefix_layout, "range": _range_layout,
+            "null": lambda buckets: tuple(buckets.items())}
 
 
 class FieldIndex:

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from threading import RLock
 from typing import Any, Iterable, Iterator
 
+from proton import Data, Terminus
+
 from ..dialects import get_dialect
 from ..filter import Filter
 from ..forms import view
@@ -235,11 +237,10 @@ class Subscriptions:
                     entries, settled = terms.members(), False
                 else:
                     entries, settled = terms.lookup(value)
+                if exact and not settled:   # the candidates are among the members
+                    entries = terms.members()
                 for entry in entries:
                     found[entry.seq] = entry
-                if exact and not settled:
-                    for entry in terms.members():
-                        found[entry.seq] = entry
         for entry in self._snapshot("plain"):
             found[entry.seq] = entry
         if exact:
@@ -291,7 +292,7 @@ def _compile(flt: Any, dialect: str, limits: Any) -> Filter:
         return compile_sql(flt, dialect, limits=limits)
     if isinstance(flt, Mapping) and not ("described" in flt or "code" in flt):
         return compile_filter_set(flt, dialect, limits=limits)
-    if type(flt).__name__ in ("Data", "Terminus"):
+    if isinstance(flt, (Data, Terminus)):   # a filter set as proton holds it
         return compile_filter_set(flt, dialect, limits=limits)
     return compile_filter(flt, dialect, limits=limits)
 
