@@ -58,7 +58,6 @@ class ArithmeticNodes:
     def visit_Binary(self, node: ast.Binary) -> str:
         nested, self._in_arith = self._in_arith, False
         left, right = self.operand(node.left), self.operand(node.right)
-        self._operands = (left, right)
         var, op = self.temp(), node.op
         slow = f"{self.op('_arith')}({op!r}, {left}, {right})"
         concatenates = op == "+" and self.semantics.string_concatenation
@@ -112,7 +111,7 @@ class ArithmeticNodes:
                 # infinities and NaN: let the runtime apply the overflow rules
                 self.emit(f"    if {var} - {var} != 0: {var} = {slow}")
             keyword = "elif"
-        self._null_operands(var, node)
+        self._null_operands(var, (node.left, left), (node.right, right))
         self.emit("else:")
         self.emit(f"    {var} = {slow}")
         if concatenates:
@@ -120,11 +119,10 @@ class ArithmeticNodes:
                 self.bound_string(var)
         return var
 
-    def _null_operands(self, var: str, node: ast.Binary) -> bool:
+    def _null_operands(self, var: str, *operands: tuple[ast.Node, str]) -> bool:
         """``elif`` an operand is NULL: NULL, in every dialect, without the runtime."""
-        nulls = [f"{v} is None" for n, v in ((node.left, self._operands[0]),
-                                              (node.right, self._operands[1]))
-                 if not isinstance(n, ast.Literal)]
+        nulls = [f"{expr} is None" for operand, expr in operands
+                 if not isinstance(operand, ast.Literal)]
         if nulls:
             self.emit(f"elif {' or '.join(nulls)}:")
             self.emit(f"    {var} = None")
@@ -158,11 +156,7 @@ class ArithmeticNodes:
         classes = {}   # each operand's class, read once (or known: a result's class temp)
         for operand_node, expr in ((node.left, left), (node.right, right)):
             if not isinstance(operand_node, ast.Literal) and expr not in classes:
-                known = self.known_class.get(expr)
-                if known is None:
-                    known = self.temp()
-                    self.emit(f"{known} = type({expr})")
-                classes[expr] = known
+                classes[expr] = self.class_of(expr)
         for expr, known in classes.items():
             paths = [(guard.replace(f"type({expr})", known), *rest) for guard, *rest in paths]
         # the result's class, set on every path (a comparison then tests it, no type())
@@ -181,7 +175,7 @@ class ArithmeticNodes:
                 else:
                     self.emit(f"    else: {cls} = int")
             keyword = "elif"
-        if self._null_operands(var, node):
+        if self._null_operands(var, (node.left, left), (node.right, right)):
             self.emit(f"    {cls} = None")
         strings = [f"{known} in _STRS" for known in classes.values()]
         if op in "-*/" and strings:   # Java arithmetic on a String: NULL (+ concatenates)

@@ -73,7 +73,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         self._fields: dict[tuple, str] = {}
         self._loops = 0
         self._in_arith = False   # generating an operand of arithmetic (see ``operand``)
-        self._lazy_root: Any = None   # the root AND/OR (see ``_short_circuit``)
+        self._root: Any = None   # the root below same-dialect Scopes (``generate``)
         self._read_first = False      # its first item reads the message
         self.fuse_calls = True        # LOWER(x) = 'c' as one test (see _compare_string_call)
         self.known_class: dict[str, str] = {}   # temp -> a temp holding its class
@@ -141,7 +141,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         root = tree
         while isinstance(root, ast.Scope) and root.dialect.semantics is self.semantics:
             root = root.body
-        self._lazy_root = root   # its short-circuit loop reads each field where first needed
+        self._root = root   # an AND/OR: its loop reads each field where first needed
         result = self.condition(tree)
         if isinstance(tree, _ROOT_PREDICATES):
             self.booleans.add(result)
@@ -159,7 +159,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         """
         last = self._last_branch
         if last is not None and last[0] == result and last[3] == len(self.lines) \
-                and " else None" not in last[2] and isinstance(self._lazy_root, _ROOT_PREDICATES):
+                and " else None" not in last[2] and isinstance(self._root, _ROOT_PREDICATES):
             # the filter is one comparison whose first fast path gives True or False:
             # it returns from there (a hand-written function's shape)
             self.lines[last[1]] = self.lines[last[1]].replace(f"{result} = ", "return ", 1)
@@ -328,10 +328,10 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
     # --- logic ------------------------------------------------------------------------------
 
     def visit_And(self, node: ast.And) -> str:
-        return self._junction(node.items, "False", "True", node is self._lazy_root)
+        return self._junction(node.items, "False", "True", node is self._root)
 
     def visit_Or(self, node: ast.Or) -> str:
-        return self._junction(node.items, "True", "False", node is self._lazy_root)
+        return self._junction(node.items, "True", "False", node is self._root)
 
     def _junction(self, items: tuple, decisive: str, neutral: str, root: bool = False) -> str:
         if not self.semantics.failures and self._loops < _MAX_LOOPS and not self.compact \
@@ -481,13 +481,20 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         """Guards that test ``type(subject)`` more than once read it once, into a
         temp: a builtin call saved on every path after the first."""
         call = f"type({subject})"
+        if subject not in self.known_class and \
+                sum(guard.count(call) for guard, *_ in paths) < 2:
+            return paths
+        cls = self.class_of(subject)
+        return [(guard.replace(call, cls), *rest) for guard, *rest in paths]
+
+    def class_of(self, subject: str) -> str:
+        """A temp holding ``type(subject)``: the one an arithmetic result carries,
+        else one read here."""
         cls = self.known_class.get(subject)
         if cls is None:
-            if sum(guard.count(call) for guard, *_ in paths) < 2:
-                return paths
             cls = self.temp()
-            self.emit(f"{cls} = {call}")
-        return [(guard.replace(call, cls), *rest) for guard, *rest in paths]
+            self.emit(f"{cls} = type({subject})")
+        return cls
 
     def _compare_constant(self, var: str, op: str, subject: str, constant: ast.Literal) -> None:
         value, py = constant.value, _PY_OP[op]
