@@ -251,7 +251,7 @@ def test_the_disk_cache_is_shared_by_processes(tmp_path):
     procs = [subprocess.Popen([sys.executable, "-c", script], env=env) for _ in range(2)]
     assert [p.wait(timeout=300) for p in procs] == [0, 0]
     assert len(list(tmp_path.glob("filtex_kernel_*.py"))) == 2
-    assert list((tmp_path / "__pycache__").glob("filtex_kernel_*.nbi"))
+    assert list((tmp_path / "__pycache__").glob("filtex_kernel_*.nbc"))
 
 
 def test_importing_filtex_arrow_does_not_import_numba():

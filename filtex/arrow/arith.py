@@ -328,7 +328,7 @@ def source(form: ArithForm) -> str:
     body = "\n".join(line for line in lines if line)
     return f'''"""filtex arithmetic pass for {form.shape()!r}."""
 import numpy as np
-from numba import njit
+from filtex.arrow.jit import njit
 
 
 @njit(inline="always")

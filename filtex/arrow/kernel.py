@@ -21,8 +21,10 @@ The source holds no constant of the filter: modes, intervals and tables are
 the atom pass's arguments. numba caches compiled code only for functions defined in a file,
 so the module is written to ``<cache dir>/filtex_kernel_<hash>.py`` and
 imported (registered in ``sys.modules`` first, as numba's cache loader
-needs); the cache directory is bounded and written atomically, so processes
-can share it. In memory, compiled kernels are kept per shape.
+needs); its compiled code is kept by ``jit.py`` (one file per signature, safe
+for processes compiling at once). The directory keeps the most recently used
+modules, written atomically, so processes can share it. In memory, compiled
+kernels are kept per shape.
 """
 from __future__ import annotations
 
@@ -39,6 +41,9 @@ from typing import Any, Callable
 from .._version import __version__
 from ..cache import BoundedCache
 from . import arith, atomcode
+from .jit import cache_directory, compiled_code_directory, set_cache_directory
+
+__all__ = ["atom_pass", "arith_pass", "cache_directory", "compiled", "set_cache_directory"]
 
 MAX_ATOMS = 48
 """Past this many atoms a filter is evaluated row by row: numba's compile time
@@ -100,7 +105,7 @@ def pass_source() -> str:
     return f'''"""filtex atom pass (filtex {__version__}): one atom's outcome per row."""
 import math
 import numpy as np
-from numba import njit
+from filtex.arrow.jit import njit
 
 
 @njit(cache=True, nogil=True)
@@ -128,7 +133,7 @@ def source(shape: tuple) -> str:
     return f'''"""filtex kernel, generated for the shape {shape!r} (filtex {__version__})."""
 import math
 import numpy as np
-from numba import njit
+from filtex.arrow.jit import njit
 
 
 @njit(cache=True, nogil=True)
@@ -168,27 +173,6 @@ _modules: "OrderedDict[str, None]" = OrderedDict()
 kernel's module by name), the oldest dropped past ``MAX_MODULES``: a process
 that meets ever new filter shapes does not keep every module. A dropped
 module's kernel, asked for again, is imported again (from numba's disk cache)."""
-_directory: Path | None = None
-
-
-def cache_directory() -> Path:
-    """Where kernel modules and numba's compiled code are kept: ``FILTEX_KERNEL_CACHE``,
-    else ``set_cache_directory``'s, else ``$XDG_CACHE_HOME/filtex/kernels``."""
-    if _directory is not None:
-        return _directory
-    env = os.environ.get("FILTEX_KERNEL_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "filtex" / "kernels"
-
-
-def set_cache_directory(path: str | os.PathLike | None) -> None:
-    """Keep compiled kernels in ``path`` (None: the default)."""
-    global _directory
-    _directory = None if path is None else Path(path)
-
-
 def compiled(shape: tuple) -> Callable:
     """The compiled kernel of ``shape``: from memory, the disk cache, or numba."""
     return _cached(shape, lambda: source(shape), "kernel")
@@ -221,38 +205,71 @@ def _load(text: str, function: str) -> Callable:
     name = f"filtex_kernel_{digest}"
     module = sys.modules.get(name)
     if module is None:
-        directory = cache_directory()
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"{name}.py"
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            handle, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.replace(temporary, path)   # atomic: a concurrent reader sees old or new
-            _prune(directory)
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module   # before exec: numba's cache locator imports it by name
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            sys.modules.pop(name, None)
-            raise
+        module = _import(name, text)
         _modules[name] = None
         while len(_modules) > MAX_MODULES:
             sys.modules.pop(_modules.popitem(last=False)[0], None)
     return getattr(module, function)
 
 
+def _import(name: str, text: str) -> Any:
+    """The module ``name`` made from ``text``, through its file in the cache
+    directory. Another process may prune the file between writing and
+    importing it: then it is written again (the newest file is never pruned)."""
+    directory = cache_directory()
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}.py"
+    for attempt in range(3):
+        _write(path, text)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module   # before exec: numba's cache locator imports it by name
+        try:
+            spec.loader.exec_module(module)
+            return module
+        except FileNotFoundError:
+            sys.modules.pop(name, None)
+            if attempt == 2:
+                raise
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+    raise AssertionError("unreachable")
+
+
+def _write(path: Path, text: str) -> None:
+    """Write ``path`` atomically unless it holds ``text`` already; either way
+    mark it as the newest (pruning keeps the most recently used)."""
+    try:
+        same = path.read_text(encoding="utf-8") == text
+    except OSError:
+        same = False
+    if same:
+        try:
+            os.utime(path)
+            return
+        except OSError:
+            pass   # pruned meanwhile: written again below
+    handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        out.write(text)
+    os.replace(temporary, path)   # atomic: a concurrent reader sees old or new
+    _prune(path.parent)
+
+
 def _prune(directory: Path) -> None:
-    """Keep the newest ``MAX_CACHED_FILES`` kernel modules (and their compiled code)."""
+    """Keep the newest ``MAX_CACHED_FILES`` kernel modules and their compiled
+    code; compiled code whose module is gone goes too."""
     try:
         modules = sorted(directory.glob("filtex_kernel_*.py"), key=lambda p: p.stat().st_mtime)
     except OSError:
         return
-    for old in modules[:-MAX_CACHED_FILES]:
-        for path in [old, *(directory / "__pycache__").glob(f"{old.stem}.*")]:
-            try:
-                path.unlink()
-            except OSError:
-                pass
+    kept = {p.stem for p in modules[-MAX_CACHED_FILES:]}
+    code = compiled_code_directory()
+    doomed = [p for p in modules[:-MAX_CACHED_FILES]]
+    doomed += [p for p in code.glob("filtex_kernel_*") if p.name.split(".")[0] not in kept]
+    for path in doomed:
+        try:
+            path.unlink()
+        except OSError:
+            pass

@@ -39,8 +39,9 @@ requested keys; a requested key no row holds is a ``struct<t>`` of absent tags.
 
 numba is imported with this module; ``filtex`` and ``filtex.arrow`` never
 import it (nothing imports this module but its callers). The kernels are
-compiled on first use (about half a minute) and cached next to this file
-(numba's ``cache=True``).
+compiled on first use (about half a minute) and cached on disk with the other
+kernels (``filtex.arrow.jit``: one file per signature, safe for processes
+compiling at once).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ collection, dictionaries and bitmaps."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ..jit import njit
 
 from .primitives import (N_HEADER, N_PROPERTIES, _CHILD, _ascii_ok, _find_key, _hash, _intern,
                          _ld, _list_start, _locate, _map_key, _map_start, _prefetch, _same,

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir as llvm_ir
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.core.extending import intrinsic
 
 from ...amqp import codec
 from ...message import HEADER_FIELDS, PROPERTIES_FIELDS
+from ..jit import njit
 from ..schema import (BINARY, BOOLEAN, CHILD_OF_TAG, KEYED, STRING, SYMBOL, TIMESTAMP, UBYTE,
                       UINT)
 
