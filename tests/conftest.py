@@ -5,6 +5,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import pytest  # noqa: E402
 
+import randomness  # noqa: E402,F401  (loads the hypothesis profile: derandomised unless asked)
 from engines import ENGINES  # noqa: E402
 
 
@@ -19,12 +20,39 @@ import os  # noqa: E402
 os.environ.setdefault("FILTEX_KERNEL_CACHE", str(Path(__file__).parent.parent / ".kernel-cache"))
 
 
+def _spark_missing() -> str | None:
+    """Why Spark cannot run here (pyspark or Java 17+ missing), or None."""
+    import importlib.util
+    import re
+    import shutil
+    import subprocess
+    if importlib.util.find_spec("pyspark") is None:
+        return "pyspark is not installed (pip install -e '.[spark]')"
+    home = os.environ.get("JAVA_HOME")
+    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    if not java or not os.path.exists(java):
+        return "Spark needs Java 17 or newer: no java on PATH or in JAVA_HOME"
+    try:
+        shown = subprocess.run([java, "-version"], capture_output=True, text=True,
+                               timeout=60).stderr
+    except (OSError, subprocess.SubprocessError) as problem:
+        return f"Spark needs Java 17 or newer: {java} -version failed ({problem})"
+    found = re.search(r'version "(\d+)', shown)
+    if not found or int(found.group(1)) < 17:
+        return f"Spark needs Java 17 or newer, {java} is {shown.splitlines()[:1]}"
+    return None
+
+
 @pytest.fixture(scope="session")
 def spark():
     """The one local[2] SparkSession of a test run (UI and progress bars off, UTC,
-    case-sensitive names: AMQP keys are)."""
-    pytest.importorskip("pyspark")
-    os.environ["PYSPARK_PYTHON"] = sys.executable
+    case-sensitive names: AMQP keys are). Without pyspark or Java the Spark tests
+    skip, saying why; with FILTEX_REQUIRE_SPARK=1 (CI) they fail instead."""
+    missing = _spark_missing()
+    if missing:
+        if os.environ.get("FILTEX_REQUIRE_SPARK") == "1":
+            pytest.fail(f"FILTEX_REQUIRE_SPARK=1 but {missing}")
+        pytest.skip(missing)
     from pyspark.sql import SparkSession
     session = (SparkSession.builder.master("local[2]").appName("filtex-tests")
                .config("spark.ui.enabled", "false")

@@ -17,6 +17,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from randomness import examples  # noqa: E402
 from proton import (Array, Data, Described, byte, char, decimal32, float32, int32,  # noqa: E402
                     short, symbol, timestamp, ubyte, uint, ulong, ushort)
 
@@ -315,7 +316,7 @@ RANDOM_FILTERS = [
 ]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(random_messages(), min_size=1, max_size=4))
 def test_random_messages_round_trip_and_agree(messages):
     table = fa.message_table(messages)

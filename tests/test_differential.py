@@ -14,6 +14,7 @@ from decimal import Decimal
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from randomness import examples
 from proton import byte, char, int32, short, symbol, timestamp, ubyte, uint, ulong, ushort
 
 import filtex
@@ -27,7 +28,7 @@ from filtex.runtime.values import encode_decimal
 
 pytestmark = pytest.mark.slow
 AMQP = get_dialect("amqp")
-SETTINGS = settings(max_examples=1500, deadline=None,
+SETTINGS = settings(max_examples=examples(1500), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 # --- random values -----------------------------------------------------------
@@ -351,7 +352,7 @@ def test_random_expressions_compile_in_the_lenient_dialects_often_enough():
                                ("amqp-flavoured", st.one_of(typed_predicate(3), predicate(3)))):
             tally = counts[kind]
 
-            @settings(max_examples=300, deadline=None, database=None,
+            @settings(max_examples=examples(300), deadline=None, database=None,
                       suppress_health_check=list(HealthCheck))
             @given(strategy)
             def count(text):

@@ -17,6 +17,7 @@ import uuid
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from randomness import examples
 from proton import (Array, Data, Described, byte, char, decimal32, decimal64, decimal128,
                     float32, int32, short, symbol, timestamp, ubyte, uint, ulong, ushort)
 from proton import Message as ProtonMessage
@@ -288,7 +289,7 @@ MESSAGES_ST = st.builds(
     body=BODIES, connection=st.one_of(st.none(), ASCII))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(MESSAGES_ST)
 def test_generated_messages_encode_and_decode_to_themselves(message):
     decoded, body = round_trip(message)
@@ -296,7 +297,7 @@ def test_generated_messages_encode_and_decode_to_themselves(message):
     assert (body is None) if message.body is None else same(body, message.body)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(MESSAGES_ST)
 def test_generated_messages_typed_json_round_trip(message):
     text = json.dumps(message_to_json(message), allow_nan=False)

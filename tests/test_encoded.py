@@ -13,6 +13,7 @@ import proton
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from randomness import examples
 from proton import symbol, timestamp, ubyte, uint, ulong
 
 import filtex
@@ -252,7 +253,7 @@ FILTERS = [filtex.compile_sql(t) for t in (
 
 
 @given(st.binary(max_size=300))
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck))
 def test_random_bytes_only_ever_give_an_outcome(data):
     for f in FILTERS:
         outcome = f.outcome(data)
@@ -262,7 +263,7 @@ def test_random_bytes_only_ever_give_an_outcome(data):
 
 @given(st.lists(st.tuples(st.integers(0, len(SAMPLE) - 1), st.integers(0, 255)),
                 min_size=1, max_size=4), st.integers(0, len(SAMPLE)))
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=list(HealthCheck))
 def test_mutated_messages_only_ever_give_an_outcome(flips, cut):
     data = bytearray(SAMPLE)
     for at, byte in flips:

@@ -20,6 +20,7 @@ from decimal import Decimal
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from randomness import examples
 import proton
 from proton import Described, symbol, timestamp, ubyte, ulong
 
@@ -29,7 +30,7 @@ from filtex.message import PROTOCOL
 
 pytestmark = pytest.mark.slow
 DIALECTS = ("amqp", "jms", "rabbitmq")
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+FUZZ = settings(max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck))
 
 # --- hostile objects --------------------------------------------------------------------
 
@@ -406,7 +407,7 @@ ENCODED = bytes(proton.Message(
 
 @pytest.mark.parametrize("dialect, text", MESSAGE_FILTERS)
 @given(st.lists(hostile_messages(), min_size=1, max_size=4))
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck))
 def test_evaluate_only_returns_documented_values(engine, dialect, text, messages):
     flt = engine.compile_sql(text, dialect)
     for result in engine.evaluate(flt, messages):

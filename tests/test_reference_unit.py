@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from randomness import examples
 from proton import (UNDESCRIBED, Array, Data, Described, byte, char, float32, int32,
                     symbol, timestamp, ubyte, uint, ulong, ushort)
 
@@ -884,7 +885,7 @@ def test_reference_module_has_no_engine_imports():
     assert all(any(ok in line for ok in allowed) for line in engine), engine
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(st.lists(st.sampled_from(["en", "EN", "zh", "Hant", "de", "419", "CH", "1996", "x", "X",
                                  "a", "u", "co", "phonebk", "abc", "i", "klingon", "sgn",
                                  "1abc", "tr", "az", "lt", "q", "toolongsubtag", ""]),

@@ -19,6 +19,7 @@ pa = pytest.importorskip("pyarrow")
 
 from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from randomness import examples  # noqa: E402
 from proton import float32, symbol, timestamp, ubyte, ulong  # noqa: E402
 
 import filtex  # noqa: E402
@@ -238,7 +239,7 @@ def test_where_pushes_implied_conditions_into_parquet(spark, tmp_path):
 
 # --- random filters over random messages --------------------------------------------
 
-RANDOM = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+RANDOM = settings(max_examples=examples(25), deadline=None, suppress_health_check=list(HealthCheck))
 
 
 def _table_or_skip(source):
@@ -279,7 +280,7 @@ LIKE_ALPHABET = ["a", "b", "é", "\U0001F600", "\n"]
 
 
 @pytest.mark.slow
-@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.text(alphabet=LIKE_ALPHABET + ["_", "%"], max_size=7), min_size=12,
                 max_size=24),
        st.lists(st.text(alphabet=LIKE_ALPHABET, max_size=9), min_size=8, max_size=16))

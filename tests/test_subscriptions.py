@@ -13,6 +13,7 @@ from decimal import Decimal
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from randomness import examples
 from proton import char, int32, symbol, timestamp, ubyte, ulong
 
 import filtex
@@ -236,7 +237,7 @@ def test_matching_while_another_thread_adds_and_removes():
     assert not errors, errors[0]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["amqp", "jms", "rabbitmq"]),
                           st.integers(0, 2**32)), min_size=1, max_size=40),
        st.integers(0, 2**32))

@@ -299,11 +299,13 @@ def _run(step: Callable[[_Reader], Any], buf: Any) -> Any:
 
 def identical(got: Any, want: Any) -> bool:
     """Equal value and equal class, all the way down (``ubyte(1) == 1`` in
-    Python, and NaN equals NaN): what "decodes to itself" means."""
+    Python, NaN equals NaN, and -0.0 is not 0.0): what "decodes to itself" means."""
     if type(got) is not type(want):
         return False
     if isinstance(got, float):
-        return got == want or (math.isnan(got) and math.isnan(want))
+        if math.isnan(got) or math.isnan(want):
+            return math.isnan(got) and math.isnan(want)
+        return got == want and math.copysign(1.0, got) == math.copysign(1.0, want)
     if type(got) is list:
         return len(got) == len(want) and all(map(identical, got, want))
     if type(got) is dict:
