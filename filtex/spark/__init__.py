@@ -40,6 +40,7 @@ import filtex
 
 from .binary import from_amqp
 from .layout import from_spark, spark_type, to_spark
+from .workers import use_this_python
 
 METHODS = ("auto", "native", "udf")
 
@@ -68,6 +69,7 @@ def _prepare(flt: Any, df: Any, dialect: str, mapping: Mapping | None, nulls: st
     if nulls not in ("absent", "null"):
         raise ValueError(f"nulls is 'absent' or 'null', not {nulls!r}")
     flt = _filter(flt, dialect)
+    use_this_python(df.sparkSession)
     schema, names = df.schema, list(df.columns)
     message_table = fields.is_message_table(names) and mapping is None
     ready = prepared(flt)

@@ -57,6 +57,7 @@ from ..arrow.schema import (CHILD_OF_TAG, CHILD_ORDER, KEY_CLASS, KEYED, REST_TY
 from ..message import HEADER_FIELDS, PROPERTIES_FIELDS
 from .layout import (NOT_A_VALUE, SPARK_MAX_MS, UNREADABLE, arrow_for_spark, empty_column,
                      kept_columns, map_in_arrow)
+from .workers import use_this_python
 
 UNREADABLE_SECTION = (b"", b"")
 """The residual entry of a section that could not be read: every read of it fails."""
@@ -467,6 +468,7 @@ def discover(df: Any, column: str) -> Plan:
                 [pa.array([r[i] for r in rows], pa.string()) for i in range(3)],
                 names=["section", "key", "children"])
     selected = df.select("`" + column.replace("`", "``") + "`")
+    use_this_python(df.sparkSession)
     rows = selected.mapInArrow(found, "section string, key string, children string")
     return plan_of_found([tuple(r) for r in rows.distinct().collect()])
 

@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..arrow.schema import METADATA, TIMESTAMP_MS, check_version, message_schema, plan_of
+from .workers import use_this_python
 
 _WIDER = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64(),
           pa.uint64(): pa.decimal128(20, 0)}
@@ -143,4 +144,5 @@ def map_in_arrow(df: Any, inputs: list[str], layout: list[pa.Field], keep: list[
             yield pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
     names = dict.fromkeys(inputs + keep)
     selected = df.select(*["`" + name.replace("`", "``") + "`" for name in names])
+    use_this_python(df.sparkSession)
     return selected.mapInArrow(batches, spark_schema)
