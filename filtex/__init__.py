@@ -7,29 +7,39 @@
 True
 
 The public names are imported on first use (PEP 562), so ``import filtex``
-and ``import filtex.filter`` load no compiler, parser or engine.
+and ``import filtex.filter`` load no compiler, parser or engine. Type checkers
+read the same names from the explicit re-exports under ``TYPE_CHECKING``.
 """
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
+from ._version import __version__ as __version__
 
+# public name -> the module (relative to filtex) that defines it
 _EXPORTS = {
     "compile_sql": "compiler", "cache_clear": "compiler", "cache_info": "compiler",
     "compile_filter": "described", "compile_filter_set": "described",
     "capabilities": "described.descriptors",
-    "EvaluationFailure": "errors", "FilterError": "errors",
-    "Filter": "filter", "Outcome": "filter",
+    "EvaluationFailure": "errors", "FilterError": "errors", "NotAMessage": "errors",
+    "Dialect": "filter", "Filter": "filter", "Outcome": "filter",
     "Limits": "limits", "DEFAULT_LIMITS": "limits",
-    "Message": "message", "view": "forms", "Body": "message",
-    "read_messages": "files", "Subscriptions": "subscriptions",
+    "Body": "message", "Message": "message", "MessageForm": "message",
+    "view": "forms", "read_messages": "files", "Subscriptions": "subscriptions",
     "quote_identifier": "quoting", "quote_string": "quoting",
     "message_from_json": "typed_json", "value_from_json": "typed_json",
+    "Explanation": "row.explain",
 }
 
-__all__ = sorted(_EXPORTS) + ["__version__"]
+# a literal list, as type checkers read it (tests/test_api.py checks it against _EXPORTS)
+__all__ = [
+    "DEFAULT_LIMITS", "Body", "Dialect", "EvaluationFailure", "Explanation", "Filter",
+    "FilterError", "Limits", "Message", "MessageForm", "NotAMessage", "Outcome",
+    "Subscriptions", "__version__", "cache_clear", "cache_info", "capabilities",
+    "compile_filter", "compile_filter_set", "compile_sql", "message_from_json",
+    "quote_identifier", "quote_string", "read_messages", "value_from_json", "view",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -45,16 +55,29 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS))
 
 
-if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly
-    from .compiler import cache_clear, cache_info, compile_sql  # noqa: F401
-    from .described import compile_filter, compile_filter_set  # noqa: F401
-    from .described.descriptors import capabilities  # noqa: F401
-    from .errors import EvaluationFailure, FilterError  # noqa: F401
-    from .filter import Filter, Outcome  # noqa: F401
-    from .limits import DEFAULT_LIMITS, Limits  # noqa: F401
-    from .files import read_messages  # noqa: F401
-    from .forms import view  # noqa: F401
-    from .message import Body, Message  # noqa: F401
-    from .quoting import quote_identifier, quote_string  # noqa: F401
-    from .subscriptions import Subscriptions  # noqa: F401
-    from .typed_json import message_from_json, value_from_json  # noqa: F401
+if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly, re-exported
+    from .compiler import cache_clear as cache_clear
+    from .compiler import cache_info as cache_info
+    from .compiler import compile_sql as compile_sql
+    from .described import compile_filter as compile_filter
+    from .described import compile_filter_set as compile_filter_set
+    from .described.descriptors import capabilities as capabilities
+    from .errors import EvaluationFailure as EvaluationFailure
+    from .errors import FilterError as FilterError
+    from .errors import NotAMessage as NotAMessage
+    from .files import read_messages as read_messages
+    from .filter import Dialect as Dialect
+    from .filter import Filter as Filter
+    from .filter import Outcome as Outcome
+    from .forms import view as view
+    from .limits import DEFAULT_LIMITS as DEFAULT_LIMITS
+    from .limits import Limits as Limits
+    from .message import Body as Body
+    from .message import Message as Message
+    from .message import MessageForm as MessageForm
+    from .quoting import quote_identifier as quote_identifier
+    from .quoting import quote_string as quote_string
+    from .row.explain import Explanation as Explanation
+    from .subscriptions import Subscriptions as Subscriptions
+    from .typed_json import message_from_json as message_from_json
+    from .typed_json import value_from_json as value_from_json

@@ -10,11 +10,11 @@ from __future__ import annotations
 import hashlib
 import inspect
 import types
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from .cache import BoundedCache
 from .errors import DefinitionProblem, FilterError, internal_error, line_and_column
-from .filter import Filter
+from .filter import Dialect, Filter, check_dialect_type
 from .limits import DEFAULT_LIMITS, Limits, check_limits, exceeded
 from .sql import ast
 from .sql.checker import Checker
@@ -30,44 +30,52 @@ _cache = BoundedCache(CACHE_ENTRIES, CACHE_BYTES,
                       lambda f: 512 + 2 * len(f.text) + 2 * len(f.source))
 
 
-def compile_sql(text: str, dialect: str = "amqp", *, limits: Limits | None = None,
+def compile_sql(text: str, dialect: Dialect = "amqp", *, limits: Limits | None = None,
                 parameters: Mapping[str, Any] | None = None) -> Filter:
     """Compile an SQL filter expression; raises ``FilterError`` if it cannot be.
 
     ``limits`` bounds what the filter may ask (``filtex.Limits``; the defaults
     when None). ``parameters`` binds ``@name`` references to typed constants
     (``compile_sql("region = @r", parameters={"r": "EU"})``); without it ``@``
-    is not part of the language.
+    is not part of the language. The text and the parameters' values are the
+    filter's definition (a remote client's, perhaps): whatever they hold, only
+    ``FilterError`` leaves. Arguments of the wrong type (``text`` not a str,
+    ``dialect``, ``limits``, ``parameters`` not a mapping) are the calling
+    program's error: ``TypeError``.
     """
     if type(text) is str and type(dialect) is str and limits is None and parameters is None:
         found = _cache.get((text, dialect))   # the common case: a plain cache hit
         if found is not None:
             return found
+    if not issubclass(type(text), str):
+        raise TypeError(f"compile_sql takes the filter text as a str, not {type(text).__name__}"
+                        " (a described filter's value: compile_filter)")
+    check_arguments(dialect, limits)
+    if parameters is not None and not issubclass(type(parameters), Mapping):
+        raise TypeError(f"parameters is a mapping of names to values or None, not "
+                        f"{type(parameters).__name__}")
     try:
-        if not issubclass(type(text), str):
-            raise FilterError(f"an SQL filter is a string, not {type(text).__name__}")
-        if not issubclass(type(dialect), str):
-            raise FilterError(f"a dialect is named by a string, not {type(dialect).__name__}")
         # exact str copies: a str subclass controls none of the steps below
-        text, dialect = str.__str__(text), str.__str__(dialect)
+        text, name = str.__str__(text), str.__str__(dialect)
         limits = check_limits(limits)
         if len(text) > limits.max_length:
             raise exceeded("max_length", limits,
                            f"filter is longer than {limits.max_length:,} characters")
-        bound = normalize_parameters(parameters)
+        # (name, class, key, value) each (sql/parameters.py's annotation says three)
+        bound: tuple[tuple[Any, ...], ...] | None = normalize_parameters(parameters)
         if bound is None and limits is DEFAULT_LIMITS:
-            key: tuple = (text, dialect)
+            key: tuple[Any, ...] = (text, name)
         else:
-            key = (text, dialect, limits, None if bound is None else tuple(b[:3] for b in bound))
-        found = _cache.get(key)
-        if found is not None:
-            return found
+            key = (text, name, limits, None if bound is None else tuple(b[:3] for b in bound))
+        cached: Filter | None = _cache.get(key)
+        if cached is not None:
+            return cached
         values = None if bound is None else {b[0]: b[3] for b in bound}
         if values and sum(len(v) for v in values.values()
                           if type(v) in (str, bytes)) > limits.max_length:
             raise exceeded("max_length", limits, "parameter values are longer than "
                            f"{limits.max_length:,} characters")
-        compiled = _compile_sql(text, dialect, limits, values)
+        compiled = _compile_sql(text, name, limits, values)
     except FilterError:
         raise
     except RecursionError:
@@ -79,7 +87,16 @@ def compile_sql(text: str, dialect: str = "amqp", *, limits: Limits | None = Non
     return compiled
 
 
-def _compile_sql(text: str, dialect: str, limits: Limits, parameters: dict | None) -> Filter:
+def check_arguments(dialect: object, limits: object) -> None:
+    """``TypeError`` for a ``dialect`` that is no str or ``limits`` that are no
+    ``Limits``: the calling program's errors, not a filter's. (An unknown
+    dialect name is a ``FilterError``, ``amqp:not-implemented``.)"""
+    check_dialect_type(dialect)
+    check_limits(limits)
+
+
+def _compile_sql(text: str, dialect: str, limits: Limits, parameters: dict[str, Any] | None
+                 ) -> Filter:
     rules = get_dialect(dialect)
     try:
         tree = Checker(rules, limits=limits).check(parse(text, rules, limits, parameters))
@@ -89,14 +106,14 @@ def _compile_sql(text: str, dialect: str, limits: Limits, parameters: dict | Non
     except DefinitionProblem as problem:
         line, column = line_and_column(text, problem.offset)
         raise FilterError(problem.problem, line, column, problem.condition) from None
-    options = {}
+    options: dict[str, Any] = {}
     if parameters is not None:
         options["parameters"] = parameters
     if limits is not DEFAULT_LIMITS:
         options["limits"] = limits
     # the tree an engine reads carries its dialect: a Scope at the root
     scoped = ast.Scope(body=tree, dialect=rules, typ="bool", offset=tree.offset)
-    return Filter(text, dialect, "sql", source, evaluate, matches, scoped,
+    return Filter(text, rules.name, "sql", source, evaluate, matches, scoped,
                   (compile_sql, (text, dialect), options))
 
 
@@ -114,13 +131,14 @@ class _GeneratedSource:
         return self.source
 
 
-def load(source: str, namespace: dict, identity: str):
+def load(source: str, namespace: dict[str, Any], identity: str
+         ) -> tuple[Callable[..., bool | None], Callable[..., bool]]:
     """Compile generated source once; return ``evaluate`` and ``matches``, two
     functions over the same code object (``matches`` defaults the private mode to
     True). Tracebacks show the source through the globals' ``__loader__``."""
     digest = hashlib.sha1(f"{identity}\n{source}".encode("utf-8", "surrogatepass")).hexdigest()
     filename = f"filtex-generated-{digest[:16]}"
-    scope = dict(BASE_NAMESPACE)
+    scope: dict[str, Any] = dict(BASE_NAMESPACE)
     scope.update(namespace)
     scope["__name__"] = filename
     scope["__loader__"] = _GeneratedSource(source)
@@ -128,7 +146,8 @@ def load(source: str, namespace: dict, identity: str):
     evaluate = scope["evaluate"]
     matches = types.FunctionType(evaluate.__code__, scope, "matches", (None, True))
     evaluate.__doc__, matches.__doc__ = _EVALUATE_DOC, _MATCHES_DOC
-    evaluate.__signature__ = matches.__signature__ = _SIGNATURE   # the mode stays private
+    # the mode stays private
+    evaluate.__signature__ = matches.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
     return evaluate, matches
 
 

@@ -23,7 +23,7 @@ class FilterError(ValueError):
         self.condition = condition
         super().__init__(f"{problem} (line {line}, column {column})")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[FilterError], tuple[str, int, int, str]]:
         return (self.__class__, (self.problem, self.line, self.column, self.condition))
 
 

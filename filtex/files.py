@@ -25,12 +25,17 @@ import os
 import struct
 import sys
 from contextlib import contextmanager
-from typing import IO, Any, Iterable, Iterator, NamedTuple
+from typing import (IO, Any, Iterable, Iterator, Literal, NamedTuple, Union, cast,
+                    overload)
 
 from .amqp.encoded import EncodedMessage
+from .message import Message
 from .typed_json import message_from_json
 
-FORMATS = ("jsonl", "amqp")
+Format = Literal["jsonl", "amqp"]
+Source = Union[str, "os.PathLike[str]", IO[bytes]]
+"""A path, ``-`` (stdin), or a binary file object."""
+FORMATS: tuple[Format, ...] = ("jsonl", "amqp")
 CHUNK = 1 << 20
 """Bytes read at a time."""
 MAX_FRAME = 64 << 20
@@ -53,12 +58,12 @@ class Record(NamedTuple):
     """
     position: str
     raw: bytes
-    message: Any
+    message: Message | EncodedMessage | None
     error: str | None
     fatal: bool
 
 
-def detect_format(head: bytes) -> str:
+def detect_format(head: bytes) -> Format:
     """``amqp`` or ``jsonl`` from the first byte of a non-empty input: a first
     byte 0x00 is the high byte of a frame size (below 16 MiB), which no text
     starts with; anything else is JSON lines, so one bad first line is an
@@ -69,8 +74,22 @@ def detect_format(head: bytes) -> str:
     return "amqp" if head[0] == 0 else "jsonl"
 
 
+def _check_arguments(source: object, format: object, max_frame: object = MAX_FRAME) -> None:
+    """``TypeError``/``ValueError`` at the call, before any reading, for
+    arguments no input could make right."""
+    if not (issubclass(type(source), (str, os.PathLike)) or hasattr(source, "read")):
+        raise TypeError(f"a message source is a path, '-' or a binary file, "
+                        f"not {type(source).__name__}")
+    if format is not None and format not in FORMATS:
+        error = ValueError if issubclass(type(format), str) else TypeError
+        raise error(f"format is one of {', '.join(FORMATS)} or None, not {format!r:.40}")
+    if type(max_frame) is not int or max_frame < 1:
+        raise (ValueError if type(max_frame) is int else TypeError)(
+            f"max_frame is a positive int, not {max_frame!r:.40}")
+
+
 @contextmanager
-def _opened(source: Any) -> Iterator[IO[bytes]]:
+def _opened(source: Source) -> Iterator[IO[bytes]]:
     """A binary stream of ``source``: a path, ``-`` (stdin) or a binary file
     object (not closed here: its owner closes it)."""
     if source == "-":
@@ -99,7 +118,7 @@ def _read(stream: IO[bytes], size: int) -> bytes:
     return chunk
 
 
-def read_records(source: Any, format: str | None = None, *,
+def read_records(source: Source, format: Format | None = None, *,
                  max_frame: int = MAX_FRAME) -> Iterator[Record]:
     """The records of ``source`` (a path, a binary file object, or ``-`` for
     stdin) in ``format`` (detected from the first bytes when None).
@@ -109,10 +128,14 @@ def read_records(source: Any, format: str | None = None, *,
     than ``max_frame`` bytes or past the end of the input, and reading stops
     (that record is ``fatal``). ``max_frame`` also bounds a line (an over-long
     line is an error record, skipped). An empty input has no records; a
-    closed stdin is an ``OSError`` (from the first ``next``).
+    closed stdin is an ``OSError`` (from the first ``next``); arguments of the
+    wrong type or value are a ``TypeError`` or ``ValueError`` from the call.
     """
-    if format is not None and format not in FORMATS:
-        raise ValueError(f"format is one of {', '.join(FORMATS)}, not {format!r}")
+    _check_arguments(source, format, max_frame)
+    return _records(source, format, max_frame)
+
+
+def _records(source: Source, format: Format | None, max_frame: int) -> Iterator[Record]:
     with _opened(source) as stream:
         head = _read(stream, CHUNK)
         if format is None:
@@ -250,27 +273,41 @@ def _frames(stream: IO[bytes], buffer: bytes, max_frame: int) -> Iterator[Record
         pos = 0
 
 
-def read_messages(source: Any, format: str | None = None) -> Iterator[Any]:
+@overload
+def read_messages(source: Source, format: Literal["jsonl"]) -> Iterator[Message]: ...
+@overload
+def read_messages(source: Source, format: Literal["amqp"]) -> Iterator[EncodedMessage]: ...
+@overload
+def read_messages(source: Source, format: None = None) -> Iterator[Message | EncodedMessage]: ...
+
+
+def read_messages(source: Source, format: Format | None = None
+                  ) -> Iterator[Message | EncodedMessage]:
     """The messages of a file (see ``read_records``): ``filtex.Message`` for
     JSON lines, ``EncodedMessage`` for framed AMQP. The first unreadable record
     is a ``ValueError`` naming its position and the problem."""
+    _check_arguments(source, format)
+    return _messages(source, format)
+
+
+def _messages(source: Source, format: Format | None) -> Iterator[Message | EncodedMessage]:
     name = "<stdin>" if source == "-" else (
         os.fspath(source) if isinstance(source, (str, os.PathLike)) else None)
     for record in read_records(source, format):
         if record.error is not None:
             where = f"{name}, {record.position}" if name else record.position
             raise ValueError(f"{where}: {record.error}")
-        yield record.message
+        yield cast("Message | EncodedMessage", record.message)   # no error: it has one
 
 
-def write_record(stream: IO[bytes], record_or_raw: Record | bytes, format: str) -> None:
+def write_record(stream: IO[bytes], record_or_raw: Record | bytes, format: Format) -> None:
     """Write one record (a ``Record`` or its raw bytes) to a binary stream in
     ``format``: a line and its newline, or the frame's size and bytes."""
     raw = record_or_raw.raw if type(record_or_raw) is Record else record_or_raw
     write_records(stream, (raw,), format)
 
 
-def write_records(stream: IO[bytes], raws: Iterable[bytes], format: str) -> None:
+def write_records(stream: IO[bytes], raws: Iterable[bytes], format: Format) -> None:
     """Write records' raw bytes to a binary stream in ``format``, in one write."""
     pack = _SIZE.pack
     parts = []

@@ -1,9 +1,54 @@
 """A compiled filter: generated functions plus what they were made from."""
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import (TYPE_CHECKING, Any, Callable, Literal, Mapping, NamedTuple, Protocol,
+                    TypedDict, get_args)
 
 from .errors import EvaluationFailure, NotAMessage
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    import pyarrow as pa
+
+    from .message import MessageForm
+    from .row.explain import Explainer, Explanation
+    from .sql.ast import Node
+
+Dialect = Literal["amqp", "jms", "rabbitmq"]
+"""The SQL dialects' names (their rules: ``filtex.dialects``)."""
+DIALECT_NAMES: tuple[Dialect, ...] = get_args(Dialect)
+
+
+def check_dialect_type(dialect: object) -> None:
+    """``TypeError`` unless ``dialect`` is a str: a dialect of another type is the
+    calling program's error (an unknown name is a ``FilterError``, as it may come
+    with a filter's definition)."""
+    if not issubclass(type(dialect), str):
+        raise TypeError(f"dialect is one of {', '.join(map(repr, DIALECT_NAMES))}, not "
+                        f"{type(dialect).__name__}")
+
+
+class BatchOptions(TypedDict, total=False):
+    """The keyword options of ``evaluate_batch`` and ``filter_table``: how a flat
+    table's columns map to fields (``filtex.arrow``), and threads per batch."""
+    mapping: Mapping[str, str | tuple[str, str]] | None
+    nulls: Literal["absent", "null"]
+    threads: int
+
+
+class Evaluate(Protocol):
+    """``Filter.evaluate``: a generated function."""
+
+    def __call__(self, message: MessageForm, receiving_connection: object = None) -> bool | None:
+        ...
+
+
+class Matches(Protocol):
+    """``Filter.matches``: the same generated code, True only where ``evaluate`` is."""
+
+    def __call__(self, message: MessageForm, receiving_connection: object = None) -> bool:
+        ...
 
 
 class Outcome(NamedTuple):
@@ -30,9 +75,20 @@ class Filter:
     __slots__ = ("text", "dialect", "kind", "source", "evaluate", "matches", "tree",
                  "recipe", "_explainer", "__weakref__")
 
-    def __init__(self, text: Any, dialect: str, kind: str, source: str,
-                 evaluate: Callable[..., bool | None], matches: Callable[[Any], bool],
-                 tree: Any = None, recipe: tuple | None = None) -> None:
+    text: Any                 # SQL text, or a described filter's canonical value
+    dialect: Dialect
+    kind: str                 # "sql", "filter-set", or a described filter's descriptor
+    source: str
+    evaluate: Evaluate
+    matches: Matches
+    tree: Node | None
+    recipe: tuple[Callable[..., Filter], tuple[Any, ...], dict[str, Any]] | None
+
+    def __init__(self, text: Any, dialect: Dialect, kind: str, source: str,
+                 evaluate: Callable[..., bool | None], matches: Callable[..., bool],
+                 tree: Node | None = None,
+                 recipe: tuple[Callable[..., Filter], tuple[Any, ...], dict[str, Any]]
+                 | None = None) -> None:
         self.text = text
         self.dialect = dialect
         self.kind = kind
@@ -43,18 +99,19 @@ class Filter:
         # (builder, args, keyword args) that compile this filter again: its builder
         # hands it over, so this module needs to know no builder
         self.recipe = recipe
-        self._explainer: Any = None
+        self._explainer: Explainer | None = None
 
     @property
-    def options(self) -> dict:
+    def options(self) -> dict[str, Any]:
         """The keyword arguments the filter was compiled with (limits, parameters)."""
         return dict(self.recipe[2]) if self.recipe else {}
 
-    def outcome(self, message: Any, receiving_connection: Any = None) -> Outcome:
+    def outcome(self, message: MessageForm, receiving_connection: object = None) -> Outcome:
         """The result for ``message``; when it is unknown, why: the failure
         reason if evaluation failed, else the fields that were absent (NULL)."""
         try:
-            result = self.evaluate(message, receiving_connection, False)
+            # the generated function's private third argument: the mode (no fast exit)
+            result = self.evaluate(message, receiving_connection, False)  # type: ignore[call-arg]
             if result is None:
                 return Outcome(None, self._why_unknown(message, receiving_connection))
             return Outcome(result)
@@ -65,7 +122,7 @@ class Filter:
         except Exception as exc:  # a malformed message: unknown, never a crash
             return Outcome(None, f"malformed message: {_describe(exc)}")
 
-    def explain(self, message: Any, receiving_connection: Any = None) -> Any:
+    def explain(self, message: MessageForm, receiving_connection: object = None) -> Explanation:
         """Why the filter gives its result for ``message``: an ``Explanation``
         tree of every sub-expression with its value (``str()`` prints it)."""
         if self._explainer is None:
@@ -73,7 +130,8 @@ class Filter:
             self._explainer = Explainer(self)
         return self._explainer.explain(message, receiving_connection)
 
-    def evaluate_batch(self, data: Any, receiving_connection: Any = None, **options: Any) -> Any:
+    def evaluate_batch(self, data: pa.Table | pa.RecordBatch, receiving_connection: object = None,
+                       **options: Unpack[BatchOptions]) -> pa.BooleanArray:
         """The verdict for every row of a message table (``filtex.arrow``), or of a
         flat table whose columns are properties (``mapping=``, ``nulls=``): a
         ``pyarrow.BooleanArray``, null where unknown. Compiled numba kernels where
@@ -82,12 +140,13 @@ class Filter:
         from .arrow.engine import evaluate_batch
         return evaluate_batch(self, data, receiving_connection, **options)
 
-    def filter_table(self, table: Any, receiving_connection: Any = None, **options: Any) -> Any:
+    def filter_table(self, table: pa.Table | pa.RecordBatch, receiving_connection: object = None,
+                     **options: Unpack[BatchOptions]) -> pa.Table:
         """The rows of a message table (or flat table) the filter matches (true)."""
         from .arrow.engine import filter_table
         return filter_table(self, table, receiving_connection, **options)
 
-    def _why_unknown(self, message: Any, receiving_connection: Any) -> str:
+    def _why_unknown(self, message: MessageForm, receiving_connection: object) -> str:
         """Why a result is unknown when no evaluation failed: the fields that were
         absent, or the expression that had no value."""
         if self.tree is None:
@@ -107,7 +166,7 @@ class Filter:
             parts.append(f"no value: {inner[:80]} is not TRUE or FALSE")
         return "; ".join(parts)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[..., Filter], tuple[Any, ...]]:
         if self.recipe is None:
             raise TypeError(f"{self!r} was built without a recipe and cannot be pickled")
         builder, args, kwargs = self.recipe
@@ -121,7 +180,8 @@ class Filter:
         return f"<Filter {self.kind} {self.dialect} {shown!r}>"
 
 
-def _rebuild(builder: Callable[..., Filter], args: tuple, kwargs: dict) -> Filter:
+def _rebuild(builder: Callable[..., Filter], args: tuple[Any, ...],
+             kwargs: dict[str, Any]) -> Filter:
     """Unpickling: compile the filter again from its definition."""
     return builder(*args, **kwargs)
 

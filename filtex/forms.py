@@ -13,15 +13,25 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .errors import NotAMessage
+
+if TYPE_CHECKING:
+    import proton
+
+    from .amqp.encoded import EncodedMessage
+    from .arrow.rows import RowMessage
+    from .message import Message, MessageForm
+    from .proton_message import ProtonMessage
+
+    _View = TypeVar("_View", Message, EncodedMessage, ProtonMessage, RowMessage)
 
 ACCEPTED = ("a filtex.Message, AMQP-encoded bytes (bytes, bytearray or memoryview) "
             "or a proton.Message")
 
 
-def adapt(message: Any) -> Any:
+def adapt(message: object) -> Any:
     """A view of ``message`` that implements the reading protocol; None when
     ``message`` implements it already; TypeError when it is no message form."""
     cls = type(message)
@@ -37,13 +47,21 @@ def adapt(message: Any) -> Any:
 
 
 @functools.lru_cache(maxsize=None)
-def _encoded() -> type:
+def _encoded() -> type[EncodedMessage]:
     """The encoded-bytes view, imported on first use (it needs proton's types)."""
     from .amqp.encoded import EncodedMessage
     return EncodedMessage
 
 
-def view(message: Any, connection: Any = None) -> Any:
+@overload
+def view(message: _View, connection: object = None) -> _View: ...
+@overload
+def view(message: bytes | bytearray | memoryview, connection: object = None) -> EncodedMessage: ...
+@overload
+def view(message: proton.Message, connection: object = None) -> ProtonMessage: ...
+
+
+def view(message: MessageForm, connection: object = None) -> MessageForm:
     """``message`` in a form filters read directly: for callers that evaluate
     one message many times (several subscriptions), so it is decoded once.
     ``connection`` sets the arrival connection of bytes and proton messages."""

@@ -52,12 +52,20 @@ class Limits:
             value = getattr(self, item.name)
             if value is None and item.name == "max_string":
                 continue
-            if value.__class__ is not int or value < 1:
-                raise ValueError(f"Limits.{item.name} must be a positive int, not {value!r}")
+            accepted = "a positive int" + (" or None" if item.name == "max_string" else "")
+            if type(value) is not int:   # exactly: not a bool, not an int subclass
+                raise TypeError(f"Limits.{item.name} is {accepted}, not "
+                                f"{type(value).__name__}")
+            if value < 1:
+                raise ValueError(f"Limits.{item.name} is {accepted}, not {value!r}")
 
-    def replace(self, **changes: int | None) -> "Limits":
-        """A copy with some limits changed."""
-        return dataclasses.replace(self, **changes)
+    def replace(self, **changes: int | None) -> Limits:
+        """A copy with some limits changed (``TypeError`` for an unknown name)."""
+        unknown = sorted(set(changes) - {item.name for item in dataclasses.fields(self)})
+        if unknown:
+            raise TypeError(f"Limits has no limit {unknown[0]!r}; the limits are "
+                            + ", ".join(item.name for item in dataclasses.fields(self)))
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
 
 DEFAULT_LIMITS = Limits()
@@ -71,9 +79,11 @@ def exceeded(name: str, limits: Limits, what: str) -> FilterError:
 
 
 def check_limits(limits: object) -> Limits:
-    """``limits`` if it is a ``Limits``, the defaults for None; else a FilterError."""
+    """``limits`` if it is a ``Limits``, the defaults for None; else a TypeError
+    (the calling program's error, not a filter's)."""
     if limits is None:
         return DEFAULT_LIMITS
     if type(limits) is not Limits:   # exactly: a subclass could answer as it likes
-        raise FilterError(f"limits must be a filtex.Limits, not {type(limits).__name__}")
-    return limits  # type: ignore[return-value]
+        raise TypeError(f"limits is a filtex.Limits or None, not {type(limits).__name__}")
+    assert isinstance(limits, Limits)
+    return limits

@@ -14,9 +14,19 @@ public attribute of the same name.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, Mapping, NamedTuple, Union
 
-class _EmptySection(dict):
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    import proton
+
+    from .amqp.encoded import EncodedMessage
+    from .arrow.rows import RowMessage
+    from .proton_message import ProtonMessage
+
+
+class _EmptySection(dict[Any, Any]):
     """The one empty section every absent section reads as: a ``dict`` so that
     ``.get`` and ``in`` run at dict speed (a ``MappingProxyType`` forwards each
     ``get`` through a method call, about 100 ns), and refusing every change
@@ -49,25 +59,26 @@ _COMPOSITE_FIELDS = {"header": frozenset(HEADER_FIELDS),
                      "properties": frozenset(PROPERTIES_FIELDS)}
 
 BODY_KINDS = ("amqp-value", "amqp-sequence", "data")
+BodyKind = Literal["amqp-value", "amqp-sequence", "data"]
 
 
 class Body(NamedTuple):
     """A message body: ``kind`` is ``amqp-value`` (``sections`` holds the one
     value), ``amqp-sequence`` (one list per section) or ``data`` (one
     ``bytes`` per section, never read by a filter)."""
-    kind: str
-    sections: tuple
+    kind: BodyKind
+    sections: tuple[Any, ...]
 
     @classmethod
-    def value(cls, value: Any) -> "Body":
+    def value(cls, value: Any) -> Body:
         return cls("amqp-value", (value,))
 
     @classmethod
-    def sequence(cls, *lists: list) -> "Body":
+    def sequence(cls, *lists: list[Any]) -> Body:
         return cls("amqp-sequence", tuple(lists))
 
     @classmethod
-    def data(cls, *chunks: bytes) -> "Body":
+    def data(cls, *chunks: bytes | bytearray | memoryview) -> Body:
         return cls("data", tuple(chunks))
 
 
@@ -89,7 +100,7 @@ def _body(body: Any) -> Body | None:
     return Body.value(body)   # a bare value is the amqp-value section
 
 
-def _section(name: str, value: Any) -> Mapping:
+def _section(name: str, value: Any) -> Mapping[Any, Any]:
     """A section as given, after checking it is a mapping (and, for header and
     properties, that every key is a field of that section)."""
     if value is None:
@@ -119,12 +130,21 @@ class Message:
 
     __slots__ = SECTIONS + ("body", "connection", "_filtex_amqp_value", "_filtex_amqp_sequence")
 
-    def __init__(self, header: Mapping | None = None,
-                 delivery_annotations: Mapping | None = None,
-                 message_annotations: Mapping | None = None,
-                 properties: Mapping | None = None,
-                 application_properties: Mapping | None = None,
-                 footer: Mapping | None = None, connection: Any = None,
+    header: Mapping[str, Any]
+    delivery_annotations: Mapping[Any, Any]
+    message_annotations: Mapping[Any, Any]
+    properties: Mapping[str, Any]
+    application_properties: Mapping[str, Any]
+    footer: Mapping[Any, Any]
+    connection: Any
+    body: Body | None
+
+    def __init__(self, header: Mapping[str, Any] | None = None,
+                 delivery_annotations: Mapping[Any, Any] | None = None,
+                 message_annotations: Mapping[Any, Any] | None = None,
+                 properties: Mapping[str, Any] | None = None,
+                 application_properties: Mapping[str, Any] | None = None,
+                 footer: Mapping[Any, Any] | None = None, connection: Any = None,
                  body: Any = None) -> None:
         self.header = _section("header", header)
         self.delivery_annotations = _section("delivery_annotations", delivery_annotations)
@@ -162,6 +182,12 @@ class Message:
 for _name in SECTIONS + ("connection",):
     setattr(Message, f"_filtex_{_name}", Message.__dict__[_name])
 del _name
+
+MessageForm: TypeAlias = Union[
+    Message, bytes, bytearray, memoryview, "proton.Message", "EncodedMessage", "ProtonMessage",
+    "RowMessage"]
+"""What a filter evaluates: a ``Message``, AMQP-encoded bytes, a ``proton.Message``,
+or a view of one (``filtex.view``, ``filtex.read_messages``, ``filtex.arrow.messages``)."""
 
 PROTOCOL = tuple(f"_filtex_{name}" for name in SECTIONS + (
     "amqp_value", "amqp_sequence", "connection"))

@@ -7,8 +7,9 @@ filter's shape.
 """
 from __future__ import annotations
 
-from .errors import FilterError
 from .dialects import get_dialect
+from .errors import FilterError
+from .filter import Dialect, check_dialect_type
 
 
 def quote_string(text: str) -> str:
@@ -19,13 +20,14 @@ def quote_string(text: str) -> str:
     return "'" + str.__str__(text).replace("'", "''") + "'"
 
 
-def quote_identifier(name: str, dialect: str = "amqp") -> str:
+def quote_identifier(name: str, dialect: Dialect = "amqp") -> str:
     """An application property name as a delimited identifier of ``dialect``:
     ``[name]`` (``]`` and ``[`` doubled) in amqp and rabbitmq, ``"name"`` (``"``
     doubled) in jms. In jms a JMS header name (``JMSType``) still names the
     header. ``FilterError`` if the dialect cannot write the name."""
     if not issubclass(type(name), str):
         raise TypeError(f"quote_identifier takes a str, not {type(name).__name__}")
+    check_dialect_type(dialect)
     name = str.__str__(name)
     rules = get_dialect(dialect)
     if rules.quoted_identifiers:

@@ -61,14 +61,19 @@ def _short(raw: Any) -> str:
     return f"a JSON {type(raw).__name__}"
 
 
-def value_from_json(obj: Any, symbol_keys: bool = False, max_depth: int = MAX_DEPTH) -> Any:
+def value_from_json(obj: object, symbol_keys: bool = False, max_depth: int = MAX_DEPTH) -> Any:
     """One typed JSON value as filtex's Python/proton value.
 
     ``symbol_keys``: plain-object keys become symbols (annotation maps). Input
     that is not the typed JSON of the format (wrong shapes, nesting deeper than
     ``max_depth``) is a ``FilterError`` with ``amqp:decode-error``, never
-    another exception.
+    another exception; ``symbol_keys`` or ``max_depth`` of the wrong type is a
+    ``TypeError``.
     """
+    if type(symbol_keys) is not bool:
+        raise TypeError(f"symbol_keys is a bool, not {type(symbol_keys).__name__}")
+    if type(max_depth) is not int:
+        raise TypeError(f"max_depth is an int, not {type(max_depth).__name__}")
     try:
         return _value(obj, symbol_keys, max_depth)
     except FilterError:
@@ -162,7 +167,7 @@ def _value(obj: Any, symbol_keys: bool, depth: int) -> Any:
     raise _bad(f"unknown @type {kind[:40]!r}")
 
 
-def _map_of_pairs(pairs: list) -> dict:
+def _map_of_pairs(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
     """A dict of decoded pairs, refusing a duplicate key rather than letting
     Python merge it: an AMQP map has unique keys, compared by type and value;
     keys of different AMQP types that Python finds equal (``true``, ``1``,
@@ -170,7 +175,7 @@ def _map_of_pairs(pairs: list) -> dict:
     out = dict(pairs)
     if len(out) == len(pairs):
         return out
-    seen: dict = {}
+    seen: dict[Any, Any] = {}
     for key, _ in pairs:
         if key in seen:
             first = seen[key]
@@ -197,7 +202,7 @@ invalid message (a tagged map can give any key)."""
 _BODY_KEYS = ("amqp-value", "amqp-sequence", "data")
 
 
-def message_from_json(obj: dict) -> Message:
+def message_from_json(obj: object) -> Message:
     """A conformance-format message (sections keyed by their AMQP names, and
     at most one body form); malformed input is a ``FilterError`` with
     ``amqp:decode-error``."""
@@ -309,14 +314,14 @@ def value_to_json(value: Any, symbol_keys: bool = False) -> Any:
     raise TypeError(f"no typed JSON form for a {cls.__name__}")
 
 
-def _map_to_json(value: Mapping, key_class: type) -> dict:
+def _map_to_json(value: Mapping[Any, Any], key_class: type) -> dict[str, Any]:
     if all(type(key) is key_class for key in value) and "@type" not in value:
         return {str(key): value_to_json(item) for key, item in value.items()}
     return {"@type": "map",
             "value": [[value_to_json(key), value_to_json(item)] for key, item in value.items()]}
 
 
-def _array_to_json(value: Array) -> dict:
+def _array_to_json(value: Array) -> dict[str, Any]:
     of = _ARRAY_NAMES.get(value.type)
     if of is None or value.descriptor is not None:
         raise TypeError("typed JSON has no form for a described array or an array of "
@@ -338,7 +343,7 @@ _JSON_SECTION_KEYS = {name: key for key, name in _SECTION_KEYS.items()}
 _FIELD_ORDER = {"header": HEADER_FIELDS, "properties": PROPERTIES_FIELDS}
 
 
-def message_to_json(message: Message) -> dict:
+def message_to_json(message: Message) -> dict[str, Any]:
     """The typed JSON object of a message: what ``message_from_json`` reads
     back as an equal ``Message`` (sections, body and a JSON-able connection)."""
     out: dict[str, Any] = {}

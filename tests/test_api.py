@@ -105,13 +105,17 @@ def test_filter_error_names_problem_line_and_column(text, line, column, words):
 
 
 def test_unknown_dialect_and_non_string_text():
+    # an unknown dialect name may come with a filter's definition: a FilterError
     with pytest.raises(FilterError) as raised:
-        filtex.compile_sql("a = 1", "mysql")
+        filtex.compile_sql("a = 1", "mysql")  # type: ignore[arg-type]
     assert "unknown SQL dialect 'mysql'" in str(raised.value)
+    assert raised.value.condition == "amqp:not-implemented"
+    # arguments of the wrong type are the program's error (tests/test_front_door.py)
     for text, dialect in ((b"a = 1", "amqp"), (["a = 1"], "amqp"), (None, "amqp"),
                           ("a = 1", ["amqp"]), ("a = 1", None)):
-        with pytest.raises(FilterError):
+        with pytest.raises(TypeError) as wrong:
             filtex.compile_sql(text, dialect)  # type: ignore[arg-type]
+        assert not isinstance(wrong.value, FilterError)
 
 
 def test_limits_refuse_pathological_nesting():

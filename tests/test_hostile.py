@@ -198,11 +198,16 @@ def test_hostile_keys_and_values_never_become_code(engine, hostile, dialect):
     compiles_safely(lambda: engine.compile_filter_set(keyed(("amqp:true-filter", None)),
                                                       dialect))
     compiles_safely(lambda: engine.compile_filter_set({"f": hostile}, dialect))
-    compiles_safely(lambda: engine.compile_sql(hostile, dialect))
-    compiles_safely(lambda: engine.compile_sql("a = 1", hostile))
     compiles_safely(lambda: engine.compile_sql("a = @p", dialect, parameters={"p": hostile}))
     compiles_safely(lambda: engine.compile_sql("a = @p", dialect, parameters=keyed(1)))
-    compiles_safely(lambda: engine.compile_filter(("amqp:true-filter", None), hostile))
+    # SQL text, and a dialect, of another type than str: the program's error
+    for build in (lambda: engine.compile_sql(hostile, dialect),
+                  lambda: engine.compile_sql("a = 1", hostile),
+                  lambda: engine.compile_filter(("amqp:true-filter", None), hostile)):
+        if issubclass(type(hostile), str):
+            compiles_safely(build)
+        else:
+            refused_as_programming_error(build, hostile)
 
 
 def test_subclass_keys_and_text_are_read_as_exact_strings():
@@ -262,17 +267,37 @@ objects = st.recursive(leaves, lambda inner: st.one_of(
     st.builds(Described, inner, inner)), max_leaves=10)
 
 
-@given(objects, st.sampled_from(DIALECTS + ("nope", None)))
+def refused_as_programming_error(build, obj):
+    """A Python argument of the wrong type: a TypeError naming the type given,
+    never a FilterError (which would read as the filter's fault)."""
+    with pytest.raises(TypeError) as raised:
+        build()
+    assert f"not {type(obj).__name__}" in str(raised.value)
+
+
+@given(objects, st.sampled_from(DIALECTS + ("nope",)))
 @FUZZ
 def test_only_filter_error_leaves_compile_whatever_is_passed(obj, dialect):
+    # a filter's definition (a described value, SQL text, a parameter's value) may be
+    # a remote client's: whatever it holds, only FilterError leaves
     for build in (lambda: filtex.compile_filter(obj, dialect),
                   lambda: filtex.compile_filter_set(obj, dialect),
                   lambda: filtex.compile_filter_set({"f": obj}, dialect),
-                  lambda: filtex.compile_sql(obj, dialect),
-                  lambda: filtex.compile_sql("a = 1", obj),
-                  lambda: filtex.compile_sql("a = @p", "amqp", parameters={"p": obj}),
-                  lambda: filtex.compile_sql("a = 1", limits=obj)):
+                  lambda: filtex.compile_sql("a = @p", "amqp", parameters={"p": obj})):
         compiles_safely(build)
+    # the Python API's own arguments (text's type, dialect, limits) are the program's:
+    # a TypeError naming what is accepted
+    is_text = issubclass(type(obj), str)
+    for build, valid in ((lambda: filtex.compile_sql(obj, dialect), is_text),
+                         (lambda: filtex.compile_sql("a = 1", obj), is_text),
+                         (lambda: filtex.compile_filter(("amqp:sql-filter", "a = 1"), obj),
+                          is_text),
+                         (lambda: filtex.compile_sql("a = 1", limits=obj), obj is None),
+                         (lambda: filtex.compile_filter_set({}, limits=obj), obj is None)):
+        if valid:
+            compiles_safely(build)
+        else:
+            refused_as_programming_error(build, obj)
 
 
 @pytest.mark.parametrize("obj", [self_referencing(), {"k": self_referencing()},
@@ -627,12 +652,17 @@ def test_parameters_are_typed_constants_never_text():
     ("jms", {"q": Decimal(1)}, "no decimal constants"),
     ("rabbitmq", {"q": math.inf}, "finite"),
     ("amqp", {"1q": 1}, "malformed parameter name"),
-    ("amqp", [("q", 1)], "mapping"),
 ])
 def test_parameter_errors_name_the_problem(dialect, parameters, words):
     with pytest.raises(filtex.FilterError) as raised:
         filtex.compile_sql("a = @q", dialect, parameters=parameters)
     assert words in raised.value.problem
+
+
+def test_parameters_that_are_no_mapping_are_a_programming_error():
+    with pytest.raises(TypeError, match="parameters is a mapping of names to values or None, "
+                                        "not list"):
+        filtex.compile_sql("a = @q", parameters=[("q", 1)])
 
 
 def test_parameters_in_every_dialect_and_in_pickles():

@@ -134,10 +134,10 @@ def test_length_is_checked_before_anything_is_read():
 def test_limits_are_validated():
     with pytest.raises(ValueError):
         Limits(max_depth=0)
-    with pytest.raises(ValueError):
-        Limits(max_tokens=True)
-    with pytest.raises(filtex.FilterError):
-        filtex.compile_sql("a = 1", limits={"max_depth": 3})
+    with pytest.raises(TypeError):
+        Limits(max_tokens=True)   # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="limits is a filtex.Limits or None, not dict"):
+        filtex.compile_sql("a = 1", limits={"max_depth": 3})  # type: ignore[arg-type]
     assert Limits(max_string=None).max_string is None
     assert filtex.DEFAULT_LIMITS == Limits()
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, Mapping, NamedTuple, Unpack
 
 import numpy as np
 import pyarrow as pa
@@ -27,6 +27,9 @@ from .plan import Plan, plan
 from .rows import batch_rows
 from .schema import KEYED, METADATA_KEY, check_version, rest_column
 from .strings import string_table
+
+if TYPE_CHECKING:
+    from ..filter import BatchOptions, Filter
 
 
 class BatchResult(NamedTuple):
@@ -124,8 +127,9 @@ def _batches(data: pa.Table | pa.RecordBatch, mapping: Any, nulls: str) -> list[
     return data.to_batches() if isinstance(data, pa.Table) else [data]
 
 
-def evaluate(flt: Any, data: pa.Table | pa.RecordBatch, receiving_connection: Any = None, *,
-             mapping: Any = None, nulls: str = "absent", threads: int = 1) -> BatchResult:
+def evaluate(flt: Filter, data: pa.Table | pa.RecordBatch, receiving_connection: object = None,
+             *, mapping: Mapping[str, str | tuple[str, str]] | None = None,
+             nulls: Literal["absent", "null"] = "absent", threads: int = 1) -> BatchResult:
     """The filter's verdict for every row of a message table, or of a flat table
     whose columns are fields (``mapping``, ``nulls``: see ``flat.py``). ``threads``
     splits large batches among that many threads (the kernels release the GIL;
@@ -391,14 +395,16 @@ def _row_by_row(flt: Any, batch: pa.RecordBatch, rows: np.ndarray, rc: Any) -> l
     return [evaluate(view, rc) for view in views]
 
 
-def evaluate_batch(flt: Any, data: pa.Table | pa.RecordBatch,
-                   receiving_connection: Any = None, **options: Any) -> pa.BooleanArray:
+def evaluate_batch(flt: Filter, data: pa.Table | pa.RecordBatch,
+                   receiving_connection: object = None,
+                   **options: Unpack[BatchOptions]) -> pa.BooleanArray:
     """True, false or null (unknown) per row."""
     return evaluate(flt, data, receiving_connection, **options).verdicts
 
 
-def filter_table(flt: Any, table: pa.Table | pa.RecordBatch,
-                 receiving_connection: Any = None, **options: Any) -> pa.Table:
+def filter_table(flt: Filter, table: pa.Table | pa.RecordBatch,
+                 receiving_connection: object = None,
+                 **options: Unpack[BatchOptions]) -> pa.Table:
     """The rows the filter matches (true; false and unknown are dropped), as they
     are in ``table`` (a flat table stays flat)."""
     return table.filter(evaluate(flt, table, receiving_connection, **options).verdicts)

@@ -8,9 +8,14 @@ The entry points load on first use, so the dialects can read ``property``
 without loading the compiler."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["compile_filter", "compile_filter_set", "normalize"]
+
+if TYPE_CHECKING:
+    from .compile import compile_filter as compile_filter
+    from .compile import compile_filter_set as compile_filter_set
+    from .compile import normalize as normalize
 
 
 def __getattr__(name: str) -> Any:

@@ -14,14 +14,14 @@ member's reason; members are evaluated in order.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from proton import Array, Data, Described, symbol
 
 from . import descriptors
-from ..compiler import compile_sql, load
+from ..compiler import check_arguments, compile_sql, load
 from ..errors import FilterError, internal_error
-from ..filter import Filter
+from ..filter import Dialect, Filter
 from ..limits import DEFAULT_LIMITS, Limits, check_limits, exceeded
 from ..message import HEADER_DEFAULTS
 from .property import check_entries
@@ -83,25 +83,30 @@ def _canonical(ftype: descriptors.FilterType, value: Any) -> tuple:
 
 # --- compilation -----------------------------------------------------------------------
 
-def compile_filter(f: Any, dialect: str = "amqp", *, limits: Limits | None = None) -> Filter:
+def compile_filter(f: object, dialect: Dialect = "amqp", *,
+                   limits: Limits | None = None) -> Filter:
     """Compile one filter of any type filtex knows; ``FilterError`` otherwise
     (``condition`` ``amqp:not-implemented`` for an unknown descriptor,
-    ``amqp:resource-limit-exceeded`` past ``limits``)."""
+    ``amqp:resource-limit-exceeded`` past ``limits``). ``f`` is a definition,
+    perhaps a remote client's: whatever object it is, only ``FilterError``
+    leaves; a ``dialect`` or ``limits`` of the wrong type is a ``TypeError``."""
+    check_arguments(dialect, limits)
     if type(f) is Filter:
         return f
     return _guarded(lambda dialect, limits: _compile(f, dialect, 0, _Budget(limits)), dialect,
                     limits, "compiling a described filter")
 
 
-def _guarded(build, dialect: Any, limits: Any, what: str) -> Filter:
-    """Run ``build(dialect, limits)`` so that nothing but a FilterError leaves it."""
+def _guarded(build: Callable[[str, Limits], Filter], dialect: str, limits: Limits | None,
+             what: str) -> Filter:
+    """Run ``build(dialect, limits)`` so that nothing but a FilterError leaves it
+    (the arguments' types are checked: ``check_arguments``)."""
+    check_arguments(dialect, limits)
     try:
-        limits = check_limits(limits)
-        if not issubclass(type(dialect), str):
-            raise FilterError(f"a dialect is named by a string, not {type(dialect).__name__}")
+        checked = check_limits(limits)
         dialect = str.__str__(dialect)
         get_dialect(dialect)
-        return build(dialect, limits)
+        return build(dialect, checked)
     except FilterError:
         raise
     except RecursionError:
@@ -284,9 +289,10 @@ def _members(value: Any, ftype: descriptors.FilterType, limits: Limits) -> list:
     return list(value)
 
 
-def compile_filter_set(filters: Any, dialect: str = "amqp", *,
+def compile_filter_set(filters: object, dialect: Dialect = "amqp", *,
                        limits: Limits | None = None) -> Filter:
-    """A source's filter set: a message passes when every member matches."""
+    """A source's filter set: a message passes when every member matches. As
+    for ``compile_filter``, ``filters`` may hold anything (``FilterError``)."""
     return _guarded(lambda dialect, limits: _compile_set(filters, dialect, limits), dialect,
                     limits, "compiling a filter set")
 

@@ -20,7 +20,7 @@ APACHE_DOMAIN = 0x0000468C
 @dataclass(frozen=True)
 class FilterType:
     kind: str              # what compiles it: see described.py
-    names: tuple           # symbolic descriptors, preferred first
+    names: tuple[str, ...]  # symbolic descriptors (symbols), preferred first
     code: int              # numeric descriptor
     capability: str        # the capability that offers it
     section: str | None = None   # property filters: the message section

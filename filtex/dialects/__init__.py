@@ -13,7 +13,8 @@ DIALECTS = {d.name: d for d in (AMQP, JMS, RABBITMQ)}
 
 
 def get_dialect(name: str) -> Dialect:
-    """The dialect called ``name``, or a ``FilterError`` naming the known ones."""
+    """The dialect called ``name``, or a ``FilterError`` (``amqp:not-implemented``)
+    naming the known ones: ``name`` may come from a filter's definition."""
     try:
         return DIALECTS[name]
     except (KeyError, TypeError):

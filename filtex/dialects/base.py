@@ -18,9 +18,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .. import runtime
+
+if TYPE_CHECKING:
+    from ..filter import Dialect as DialectName
 
 SECTION_QUALIFIERS = {
     "header": "header", "h": "header",
@@ -150,7 +153,7 @@ AMQP_SEMANTICS = Semantics()
 @dataclass(frozen=True)
 class Dialect:
     """One reading of SQL filter text, from characters to evaluation."""
-    name: str
+    name: DialectName
     # --- tokens ---------------------------------------------------------------------
     keywords: frozenset = AMQP_KEYWORDS
     keyword_case: str = "any"          # "upper": keywords only in upper case, else an error

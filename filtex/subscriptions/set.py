@@ -14,17 +14,21 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from threading import RLock
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal
 
 from proton import Data, Terminus
 
 from ..dialects import get_dialect
-from ..filter import Filter
+from ..filter import Dialect, Filter, check_dialect_type
 from ..forms import view
+from ..limits import Limits, check_limits
 from ..sql import ast
 from .failures import requirements, satisfied
 from .gates import Gate, find_gates
 from .index import FieldIndex
+
+if TYPE_CHECKING:
+    from ..message import MessageForm
 
 _UNREADABLE = object()   # a field whose reading raised (a malformed encoded message)
 
@@ -64,9 +68,12 @@ class Subscriptions:
     half.
     """
 
-    def __init__(self, filters: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None,
-                 *, dialect: str = "amqp", limits: Any = None) -> None:
-        self.dialect = dialect
+    def __init__(self, filters: Mapping[str, object] | Iterable[tuple[str, object]] | None = None,
+                 *, dialect: Dialect = "amqp", limits: Limits | None = None) -> None:
+        check_dialect_type(dialect)
+        check_limits(limits)
+        # an unknown name is a FilterError (amqp:not-implemented), as in compile_sql
+        self.dialect: Dialect = get_dialect(str.__str__(dialect)).name
         self.limits = limits
         self._lock = RLock()
         self._entries: dict[str, _Entry] = {}
@@ -83,19 +90,18 @@ class Subscriptions:
         self._snapshots: dict[str, tuple] = {}
         self._seq = itertools.count()
         if filters is not None:
-            items = filters.items() if isinstance(filters, Mapping) else filters
-            for name, flt in items:
+            for name, flt in _pairs(filters):
                 self.add(name, flt)
 
     # --- the set ------------------------------------------------------------------------
 
-    def add(self, name: str, flt: Any, dialect: str | None = None) -> Filter:
+    def add(self, name: str, flt: object, dialect: Dialect | None = None) -> Filter:
         """Add (or replace) the subscription ``name``; returns its compiled filter.
         A filter that cannot compile raises ``FilterError`` and changes nothing."""
-        if not issubclass(type(name), str):
-            raise TypeError(f"a subscription is named by a string, not {type(name).__name__}")
-        name = str.__str__(name)
-        compiled = _compile(flt, dialect or self.dialect, self.limits)
+        name = _name(name)
+        if dialect is not None:
+            check_dialect_type(dialect)
+        compiled = _compile(flt, self.dialect if dialect is None else dialect, self.limits)
         gates = []
         if compiled.tree is not None:
             try:
@@ -155,6 +161,7 @@ class Subscriptions:
 
     def remove(self, name: str) -> None:
         """Remove the subscription ``name`` (KeyError if there is none)."""
+        name = _name(name)
         with self._lock:
             self._drop(self._entries.pop(name))
 
@@ -201,7 +208,7 @@ class Subscriptions:
     def __getitem__(self, name: str) -> Filter:
         return self._entries[name].filter
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         """How the set is indexed: subscriptions with a gate, without, the fields."""
         with self._lock:
             return {"subscriptions": len(self._entries), "ungated": len(self._plain),
@@ -252,19 +259,20 @@ class Subscriptions:
                         found[entry.seq] = entry
         return found
 
-    def match(self, message: Any, receiving_connection: Any = None) -> list[str]:
+    def match(self, message: MessageForm, receiving_connection: object = None) -> list[str]:
         """The names of the subscriptions whose filter is TRUE for ``message``."""
         message = view(message)
         found = self._candidates(message, exact=False)
         return [found[seq].name for seq in sorted(found)
                 if found[seq].matches(message, receiving_connection)]
 
-    def evaluate_all(self, message: Any, receiving_connection: Any = None) -> dict:
+    def evaluate_all(self, message: MessageForm, receiving_connection: object = None
+                     ) -> dict[str, Literal[True] | None]:
         """``{name: True or None}`` for every subscription whose verdict for
         ``message`` is not FALSE (None: unknown)."""
         message = view(message)
         found = self._candidates(message, exact=True)
-        results = {}
+        results: dict[str, Literal[True] | None] = {}
         for seq in sorted(found):
             entry = found[seq]
             result = entry.evaluate(message, receiving_connection)
@@ -282,7 +290,32 @@ def _keys(term: Any) -> tuple:
     return term.keys
 
 
-def _compile(flt: Any, dialect: str, limits: Any) -> Filter:
+def _name(name: object) -> str:
+    """A subscription's name as an exact str; ``TypeError`` for another type."""
+    if not issubclass(type(name), str):
+        raise TypeError(f"a subscription is named by a str, not {type(name).__name__}")
+    return str.__str__(name)   # type: ignore[arg-type]
+
+
+def _pairs(filters: object) -> Iterator[tuple[object, object]]:
+    """(name, filter) of the constructor's ``filters``: a mapping of names to
+    filters, or an iterable of (name, filter) pairs; a ``TypeError`` naming
+    what is accepted for anything else (names are checked by ``add``)."""
+    accepted = "a mapping of names to filters or an iterable of (name, filter) pairs"
+    if isinstance(filters, Mapping):
+        yield from filters.items()
+        return
+    if issubclass(type(filters), (str, bytes, bytearray)) or not isinstance(filters, Iterable):
+        raise TypeError(f"Subscriptions takes {accepted}, not {type(filters).__name__}")
+    for index, item in enumerate(filters):
+        if type(item) not in (tuple, list) or len(item) != 2:
+            shape = f"a {type(item).__name__}" + (
+                f" of {len(item)} items" if type(item) in (tuple, list) else "")
+            raise TypeError(f"Subscriptions takes {accepted}; item {index} is {shape}")
+        yield item[0], item[1]
+
+
+def _compile(flt: Any, dialect: str, limits: Limits | None) -> Filter:
     """A filter in any accepted form, compiled."""
     from ..compiler import compile_sql
     from ..described import compile_filter, compile_filter_set
