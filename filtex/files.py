@@ -25,7 +25,7 @@ import os
 import struct
 import sys
 from contextlib import contextmanager
-from typing import (IO, Any, Iterable, Iterator, Literal, NamedTuple, Union, cast,
+from typing import (IO, Iterable, Iterator, Literal, NamedTuple, Union, cast,
                     overload)
 
 from .amqp.encoded import EncodedMessage

@@ -61,8 +61,8 @@ def test_lazy_loading_is_kept():
 
 @pytest.mark.parametrize("text", [123, b"a = 1", None, ["a = 1"]])
 def test_compile_sql_text_of_another_type(text):
-    programming_error(lambda: filtex.compile_sql(text), "compile_sql takes the filter text as a str",
-                      f"not {type(text).__name__}")
+    programming_error(lambda: filtex.compile_sql(text),
+                      "compile_sql takes the filter text as a str", f"not {type(text).__name__}")
 
 
 @pytest.mark.parametrize("dialect", [None, 5, b"amqp", ["amqp"]])

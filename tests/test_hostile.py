@@ -513,7 +513,7 @@ def test_eight_threads_compiling_evaluating_and_clearing_agree_with_one():
     assert len(expected) > 200
 
 
-# --- caches and memory ------------------------------------------------------------------------------
+# --- caches and memory ----------------------------------------------------------------------
 
 def test_generated_sources_do_not_accumulate_in_linecache():
     filtex.cache_clear()
@@ -620,7 +620,7 @@ def test_like_cache_does_not_keep_long_computed_patterns():
     assert all(len(pattern) <= 1024 for pattern, _, _ in like._cache)
 
 
-# --- bound parameters and quoting ---------------------------------------------------------------------
+# --- bound parameters and quoting -----------------------------------------------------------
 
 def test_parameters_are_typed_constants_never_text():
     text = "region = @region AND total > @min"

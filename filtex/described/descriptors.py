@@ -111,7 +111,7 @@ def lookup(descriptor: Any) -> FilterType:
         shown = str.__str__(descriptor)
         found = BY_NAME.get(shown)
         shown = shown[:80]
-    elif issubclass(type(descriptor), int) and not type(descriptor) is bool:
+    elif issubclass(type(descriptor), int) and type(descriptor) is not bool:
         code = int.__int__(descriptor)
         found = BY_CODE.get(code)
         shown = f"0x{code >> 32:08X}:0x{code & 0xFFFFFFFF:08X}" if 0 <= code < 1 << 64 \

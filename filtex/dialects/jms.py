@@ -17,8 +17,8 @@ from proton import byte, char, float32, int32, short, ubyte, ushort
 
 from .. import runtime
 from ..runtime.patterns import compile_like
-from ..runtime.values import (BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, decimal_value, double_value,
-                      exact, kind_of)
+from ..runtime.values import (BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, decimal_value,
+                              double_value, exact, kind_of)
 from .base import UNDECIDED, Dialect, Lenient
 
 JMS_KEYWORDS = frozenset({"AND", "OR", "NOT", "IS", "NULL", "LIKE", "ESCAPE", "IN", "BETWEEN",

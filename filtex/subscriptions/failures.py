@@ -100,7 +100,7 @@ def _simple_test(node: Any) -> tuple:
 
 def satisfied(required: frozenset, message: Any) -> bool:
     """Does every required field of ``message`` hold a value of its kind (or none)?"""
-    for (section, key, default), kind in required:
+    for (section, key, _default), kind in required:
         try:
             value = getattr(message, f"_filtex_{section}").get(key)
         except Exception:
