@@ -98,6 +98,7 @@ def test_sliced_message_tables(data):
     assert not bad, bad[:10]
 
 
+@pytest.mark.slow
 def test_chunked_and_rebatched_message_tables(data):
     _, table, _, filters, want = data
     bad = []
