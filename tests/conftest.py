@@ -83,3 +83,31 @@ def interpreted(spark):
             spark.conf.unset(key)
         else:
             spark.conf.set(key, value)
+
+
+# --- CI: the Spark tests must have run --------------------------------------------------------
+
+_skipped_spark: list[str] = []
+
+
+def pytest_collectreport(report):
+    """A Spark test module skipped whole (``importorskip("pyspark")``)."""
+    if report.skipped and "spark" in Path(str(report.fspath)).name:
+        _skipped_spark.append(str(report.nodeid))
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped and "spark" in report.keywords:
+        _skipped_spark.append(report.nodeid)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """With FILTEX_REQUIRE_SPARK=1 (CI), a run fails if any Spark test it selected
+    was skipped: skipping them for want of pyspark or Java is fine on a laptop,
+    never in CI."""
+    if os.environ.get("FILTEX_REQUIRE_SPARK") != "1" or not _skipped_spark:
+        return
+    session.config.get_terminal_writer().line(
+        f"FILTEX_REQUIRE_SPARK=1: {len(_skipped_spark)} Spark tests or modules were skipped, "
+        f"e.g. {_skipped_spark[0]}", red=True)
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
