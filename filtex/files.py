@@ -303,7 +303,7 @@ def _messages(source: Source, format: Format | None) -> Iterator[Message | Encod
 def write_record(stream: IO[bytes], record_or_raw: Record | bytes, format: Format) -> None:
     """Write one record (a ``Record`` or its raw bytes) to a binary stream in
     ``format``: a line and its newline, or the frame's size and bytes."""
-    raw = record_or_raw.raw if type(record_or_raw) is Record else record_or_raw
+    raw = record_or_raw.raw if isinstance(record_or_raw, Record) else record_or_raw
     write_records(stream, (raw,), format)
 
 

@@ -14,7 +14,7 @@ member's reason; members are evaluated in order.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, cast
 
 from proton import Array, Data, Described, symbol
 
@@ -97,16 +97,15 @@ def compile_filter(f: object, dialect: Dialect = "amqp", *,
                     limits, "compiling a described filter")
 
 
-def _guarded(build: Callable[[str, Limits], Filter], dialect: str, limits: Limits | None,
+def _guarded(build: Callable[[Dialect, Limits], Filter], dialect: Dialect, limits: Limits | None,
              what: str) -> Filter:
     """Run ``build(dialect, limits)`` so that nothing but a FilterError leaves it
     (the arguments' types are checked: ``check_arguments``)."""
     check_arguments(dialect, limits)
     try:
         checked = check_limits(limits)
-        dialect = str.__str__(dialect)
-        get_dialect(dialect)
-        return build(dialect, checked)
+        # exactly the known name (a str subclass controls nothing), or a FilterError
+        return build(get_dialect(str.__str__(dialect)).name, checked)
     except FilterError:
         raise
     except RecursionError:
@@ -136,7 +135,7 @@ def _options(limits: Limits) -> dict:
     return {} if limits is DEFAULT_LIMITS else {"limits": limits}
 
 
-def _read(f: Any, dialect: str, depth: int,
+def _read(f: Any, dialect: Dialect, depth: int,
           budget: _Budget) -> Filter | tuple[descriptors.FilterType, Any]:
     """One filter of a tree, counted against the limits: a ``Filter`` for one
     already compiled or an SQL filter (compiled as SQL), else (type, value)."""
@@ -153,11 +152,11 @@ def _read(f: Any, dialect: str, depth: int,
     return ftype, value
 
 
-def _compile(f: Any, dialect: str, depth: int, budget: _Budget) -> Filter:
+def _compile(f: Any, dialect: Dialect, depth: int, budget: _Budget) -> Filter:
     """One filter: an SQL filter compiles as SQL; any other is lowered into the
     checked tree and generated as one function, groups included."""
     read = _read(f, dialect, depth, budget)
-    if type(read) is Filter:
+    if isinstance(read, Filter):   # _read's filters are exactly Filter
         return read
     ftype, value = read
     tree, text = _lower_value(ftype, value, dialect, depth, budget)
@@ -165,7 +164,7 @@ def _compile(f: Any, dialect: str, depth: int, budget: _Budget) -> Filter:
                      (compile_filter, (text, dialect), _options(budget.limits)))
 
 
-def _function(tree: ast.Node, text: Any, dialect: str, kind: str, limits: Limits,
+def _function(tree: ast.Node, text: Any, dialect: Dialect, kind: str, limits: Limits,
               recipe: tuple) -> Filter:
     """The one generated function of a lowered tree. Its junctions are the
     groups': every member is evaluated, in order, so a failing member makes the
@@ -177,17 +176,17 @@ def _function(tree: ast.Node, text: Any, dialect: str, kind: str, limits: Limits
     return Filter(text, dialect, kind, source, evaluate, matches, tree, recipe)
 
 
-def _lower(f: Any, dialect: str, depth: int, budget: _Budget) -> tuple[ast.Node, Any]:
+def _lower(f: Any, dialect: Dialect, depth: int, budget: _Budget) -> tuple[ast.Node, Any]:
     """(node, text) of one member of a group or set: a compiled member's own tree
     (an SQL filter's is a Scope of its dialect), or the member lowered here."""
     read = _read(f, dialect, depth, budget)
-    if type(read) is Filter:
-        return read.tree, _member_text(read)
+    if isinstance(read, Filter):   # _read's filters are exactly Filter
+        return cast(ast.Node, read.tree), _member_text(read)
     ftype, value = read
     return _lower_value(ftype, value, dialect, depth, budget)
 
 
-def _lower_value(ftype: descriptors.FilterType, value: Any, dialect: str, depth: int,
+def _lower_value(ftype: descriptors.FilterType, value: Any, dialect: Dialect, depth: int,
                  budget: _Budget) -> tuple[ast.Node, Any]:
     kind, limits = ftype.kind, budget.limits
     if kind in _GROUPS:
@@ -204,7 +203,7 @@ def _lower_value(ftype: descriptors.FilterType, value: Any, dialect: str, depth:
     return _lower_simple(ftype, value, dialect, limits), _canonical(ftype, value)
 
 
-def _lower_simple(ftype: descriptors.FilterType, value: Any, dialect: str,
+def _lower_simple(ftype: descriptors.FilterType, value: Any, dialect: Dialect,
                   limits: Limits) -> ast.Node:
     kind = ftype.kind
     if kind in ("true", "false"):
@@ -297,7 +296,7 @@ def compile_filter_set(filters: object, dialect: Dialect = "amqp", *,
                     limits, "compiling a filter set")
 
 
-def _compile_set(filters: Any, dialect: str, limits: Limits) -> Filter:
+def _compile_set(filters: Any, dialect: Dialect, limits: Limits) -> Filter:
     if type(filters) is Data:
         filters = _data_object(filters)
     elif type(getattr(filters, "filter", None)) is Data:

@@ -7,11 +7,14 @@ Apache JMS filters), both name it; the first is the one filtex writes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from proton import symbol, ulong
 
 from ..errors import FilterError
+
+if TYPE_CHECKING:
+    from ..filter import Dialect
 
 AMQP_DOMAIN = 0x00000000
 APACHE_DOMAIN = 0x0000468C
@@ -24,7 +27,7 @@ class FilterType:
     code: int              # numeric descriptor
     capability: str        # the capability that offers it
     section: str | None = None   # property filters: the message section
-    dialect: str | None = None   # SQL filters read in one dialect whatever is asked (selectors)
+    dialect: Dialect | None = None   # SQL filters read in one dialect whatever is asked
 
     @property
     def name(self) -> str:

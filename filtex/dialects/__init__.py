@@ -9,7 +9,7 @@ from .base import UNDECIDED, Dialect, Lenient, Semantics
 from .jms import JMS
 from .rabbitmq import RABBITMQ
 
-DIALECTS = {d.name: d for d in (AMQP, JMS, RABBITMQ)}
+DIALECTS: dict[str, Dialect] = {d.name: d for d in (AMQP, JMS, RABBITMQ)}
 
 
 def get_dialect(name: str) -> Dialect:

@@ -19,7 +19,7 @@ first use after a change, so a reader never sees a structure mid-change.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from threading import Lock
+from contextlib import AbstractContextManager
 from typing import Any, Callable
 
 from proton import symbol, timestamp
@@ -34,7 +34,7 @@ class TermIndex:
     settled): settled means every member not among the candidates has a FALSE
     term for this value (no failure, not unknown)."""
 
-    def __init__(self, kind: str, never_null: bool, lock: Lock) -> None:
+    def __init__(self, kind: str, never_null: bool, lock: AbstractContextManager[Any]) -> None:
         self.kind = kind
         self.never_null = never_null   # an absent value makes the term FALSE
         self._lock = lock
@@ -188,7 +188,7 @@ _LAYOUTS = {"prefix": _prefix_layout, "range": _range_layout,
 class FieldIndex:
     """Every term on one field: the field is read once per message."""
 
-    def __init__(self, field: tuple, lock: Lock) -> None:
+    def __init__(self, field: tuple, lock: AbstractContextManager[Any]) -> None:
         self.field = field
         section, key, default = field
         self._attribute = f"_filtex_{section}"

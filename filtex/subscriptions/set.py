@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from threading import RLock
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, cast
 
 from proton import Data, Terminus
 
@@ -87,11 +87,11 @@ class Subscriptions:
         # how many name it; (field, kind) -> how many distinct (for choosing gates)
         self._offered: dict[tuple, int] = {}
         self._distinct: dict[tuple, int] = {}
-        self._snapshots: dict[str, tuple] = {}
+        self._snapshots: dict[str, tuple[Any, ...]] = {}
         self._seq = itertools.count()
         if filters is not None:
             for name, flt in _pairs(filters):
-                self.add(name, flt)
+                self.add(name, flt)  # type: ignore[arg-type]  # add checks the name's type
 
     # --- the set ------------------------------------------------------------------------
 
@@ -216,7 +216,7 @@ class Subscriptions:
 
     # --- per message --------------------------------------------------------------------
 
-    def _snapshot(self, which: str) -> tuple:
+    def _snapshot(self, which: str) -> tuple[Any, ...]:
         found = self._snapshots.get(which)
         if found is None:
             with self._lock:
@@ -224,8 +224,9 @@ class Subscriptions:
                     found = tuple((required, tuple(group.values()))
                                   for required, group in self._guarded.items())
                 else:
-                    source = {"fields": self._fields, "plain": self._plain,
-                              "always": self._always}[which]
+                    sources: dict[str, dict[Any, Any]] = {
+                        "fields": self._fields, "plain": self._plain, "always": self._always}
+                    source = sources[which]
                     found = tuple(source.values())
                 self._snapshots[which] = found
         return found
@@ -294,7 +295,7 @@ def _name(name: object) -> str:
     """A subscription's name as an exact str; ``TypeError`` for another type."""
     if not issubclass(type(name), str):
         raise TypeError(f"a subscription is named by a str, not {type(name).__name__}")
-    return str.__str__(name)   # type: ignore[arg-type]
+    return str.__str__(cast(str, name))
 
 
 def _pairs(filters: object) -> Iterator[tuple[object, object]]:
@@ -315,7 +316,7 @@ def _pairs(filters: object) -> Iterator[tuple[object, object]]:
         yield item[0], item[1]
 
 
-def _compile(flt: Any, dialect: str, limits: Limits | None) -> Filter:
+def _compile(flt: Any, dialect: Dialect, limits: Limits | None) -> Filter:
     """A filter in any accepted form, compiled."""
     from ..compiler import compile_sql
     from ..described import compile_filter, compile_filter_set
