@@ -26,6 +26,7 @@ import os
 import re
 import subprocess
 import sys
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -221,11 +222,18 @@ def test_site_builds_strictly(tmp_path):
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
+def slug(heading: str) -> str:
+    """A heading's anchor as mkdocs (python-markdown's toc) and GitHub write it, for
+    the headings these pages link to."""
+    text = unicodedata.normalize("NFKD", re.sub(r"[`*]", "", heading))
+    text = re.sub(r"[^\w\s-]", "", text.encode("ascii", "ignore").decode("ascii"))
+    return re.sub(r"[-\s]+", "-", text.strip().lower())
+
+
 @pytest.mark.parametrize("path", [REPO / "README.md", REPO / "examples" / "README.md"],
                          ids=page_id)
 def test_links_outside_the_site_resolve(path):
     """mkdocs checks the site's links; these pages are read on the forge and in a clone."""
-    from markdown.extensions.toc import slugify
     text = path.read_text(encoding="utf-8")
     for target in LINK.findall(text):
         if re.match(r"[a-z]+:", target):
@@ -234,7 +242,7 @@ def test_links_outside_the_site_resolve(path):
         linked = (path.parent / file).resolve() if file else path
         assert linked.exists(), f"{page_id(path)}: broken link {target}"
         if anchor:
-            headings = [slugify(re.sub(r"[`*]", "", h), "-") for h in
+            headings = [slug(h) for h in
                         re.findall(r"^#+ (.*)$", linked.read_text(encoding="utf-8"), re.M)]
             assert anchor in headings, f"{page_id(path)}: no heading for #{anchor}"
 
