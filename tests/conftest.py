@@ -47,11 +47,11 @@ def _spark_missing() -> str | None:
 def spark():
     """The one local[2] SparkSession of a test run (UI and progress bars off, UTC,
     case-sensitive names: AMQP keys are). Without pyspark or Java the Spark tests
-    skip, saying why; with FILTEX_REQUIRE_SPARK=1 (CI) they fail instead."""
+    skip, saying why; with FILTEX_CI=1 (CI) they fail instead."""
     missing = _spark_missing()
     if missing:
-        if os.environ.get("FILTEX_REQUIRE_SPARK") == "1":
-            pytest.fail(f"FILTEX_REQUIRE_SPARK=1 but {missing}")
+        if os.environ.get("FILTEX_CI") == "1":
+            pytest.fail(f"FILTEX_CI=1 but {missing}")
         pytest.skip(missing)
     from pyspark.sql import SparkSession
     session = (SparkSession.builder.master("local[2]").appName("filtex-tests")
@@ -102,12 +102,12 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """With FILTEX_REQUIRE_SPARK=1 (CI), a run fails if any Spark test it selected
+    """With FILTEX_CI=1 (CI), a run fails if any Spark test it selected
     was skipped: skipping them for want of pyspark or Java is fine on a laptop,
     never in CI."""
-    if os.environ.get("FILTEX_REQUIRE_SPARK") != "1" or not _skipped_spark:
+    if os.environ.get("FILTEX_CI") != "1" or not _skipped_spark:
         return
     session.config.get_terminal_writer().line(
-        f"FILTEX_REQUIRE_SPARK=1: {len(_skipped_spark)} Spark tests or modules were skipped, "
+        f"FILTEX_CI=1: {len(_skipped_spark)} Spark tests or modules were skipped, "
         f"e.g. {_skipped_spark[0]}", red=True)
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
