@@ -1,2 +1,3 @@
-"""What every engine that writes Python source shares (the row engine now,
-numba kernels next): the source writer."""
+"""The source writer of the per-message engine (``row/``). The numba kernels
+(``arrow/kernel.py``, ``arrow/arith.py``) write their modules with small writers
+of their own: their code is integer straight-line code, not Python control flow."""

@@ -156,7 +156,7 @@ class Jms(Lenient):
 
     def compare_views(self, op: str, left: Any, right: Any) -> bool:
         # NULL on either side stayed unknown (the JMS specification and Qpid C++;
-        # README: where the JMS peers disagree)
+        # docs/dialects.md: where the JMS peers disagree)
         if op in ("=", "<>"):   # <> is NOT (=): values of unlike types differ
             return self.equals(left, right) == (op == "=")
         return self.order(op, left, right)
