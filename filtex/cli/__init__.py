@@ -1,10 +1,24 @@
 """The ``filtex`` command line: ``check``, ``match``, ``why`` and ``spark``.
 
-``main(argv)`` returns the exit code (0 success, 1 no match, 2 a bad filter,
-option or input) and is what the console script and ``python -m filtex``
-run. The parser is the standard library's ``argparse``; each command's module
-is imported only when that command runs, so ``filtex check`` loads the
-compiler and nothing it does not use.
+``main(argv)`` returns the exit code and is what the console script and
+``python -m filtex`` run. Exit codes follow grep's:
+
+* 0: something was selected (``match``: at least one message, for any
+  subscription; ``spark``: at least one row; ``why``: the message matches;
+  ``check``: the filter compiles, warnings or not);
+* 1: nothing was selected (``why``: the result is false or unknown, or
+  ``--first`` found no such message);
+* 2: an error: a bad filter, option or input, an unreadable record met (the
+  rest was still read), an output that could not be written, a missing
+  optional dependency or Java, an unexpected failure. With ``match -q`` a
+  message found still exits 0, as ``grep -q`` does;
+* 130: interrupted (Ctrl-C).
+
+Every error is one ``filtex: error: ...`` line (a filter's error adds its line
+with a caret) and never a traceback, unless ``--debug`` or ``FILTEX_DEBUG=1``
+asks for it. The parser is the standard library's ``argparse``; each
+command's module is imported only when that command runs, so ``filtex
+check`` loads the compiler and nothing it does not use.
 """
 from __future__ import annotations
 
@@ -13,13 +27,17 @@ import os
 import sys
 from typing import Sequence
 
-from .common import BAD, CommandError
+from .common import BAD, INTERRUPTED, CommandError, missing_module
 
 DIALECTS = ("amqp", "jms", "rabbitmq")
 FORMATS = ("jsonl", "amqp")
+RESULTS = ("true", "false", "unknown")
 
-_EPILOG = "exit codes: 0 success (with --count: something matched), 1 no match, " \
-          "2 bad filter, option or input"
+_EPILOG = ("exit codes: 0 something selected (why: the message matches; check: the filter "
+           "compiles), 1 nothing selected (why: false or unknown), 2 an error (bad filter, "
+           "option or input, unreadable records, a missing dependency), 130 interrupted. "
+           "An error is one line; --debug or FILTEX_DEBUG=1 adds the traceback of an "
+           "unexpected one.")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,31 +47,40 @@ def build_parser() -> argparse.ArgumentParser:
         prog="filtex", description="AMQP 1.0 filter expressions: check a filter, run "
         "messages through subscriptions, explain one result.", epilog=_EPILOG)
     parser.add_argument("--version", action="version", version=f"filtex {__version__}")
+    _debug_option(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     check = commands.add_parser(
         "check", help="compile a filter; show errors and warnings",
+        usage="filtex check [options] (FILTER | -f FILE)",
         description="Compile FILTER. An error is shown with its line and a caret (exit 2); "
         "warnings (stderr, exit 0) flag filters that compile but probably do not say what "
-        "was meant.", epilog=_EPILOG)
-    check.add_argument("filter", metavar="FILTER", help="SQL filter text (or JSON with "
-                       "--filter-json)")
+        "was meant.", epilog="exit codes: 0 the filter compiles (warnings or not), 2 it does "
+        "not, or another error.")
+    check.add_argument("filter", metavar="FILTER", nargs="?",
+                       help="SQL filter text (or JSON with --filter-json)")
     _filter_options(check)
     check.add_argument("--explain", action="store_true",
                        help="print the checked tree and the generated Python")
+    _debug_option(check)
 
     match = commands.add_parser(
         "match", help="write (or count) the messages that match",
         usage="filtex match [options] FILTER [INPUT ...]\n"
+              "       filtex match [options] -f FILE [INPUT ...]\n"
               "       filtex match [options] --filter NAME=TEXT [--filter ...] [INPUT ...]",
         description="Read messages (typed-JSON lines or size-prefixed AMQP frames) from "
         "INPUT files or stdin, and write those that match, byte for byte, in their own "
-        "format. Parquet and Arrow IPC files of message tables (filtex.arrow) are read a "
-        "record batch at a time by the batch engine, and matching rows written in the "
-        "input's format. With several --filter, each subscription writes its own file (-o "
-        "with {name}), or --count prints a table.", epilog=_EPILOG)
+        "format. Parquet and Arrow IPC files (filtex message tables, or flat tables whose "
+        "columns are fields: --mapping) are read a record batch at a time by the batch "
+        "engine, and matching rows written in the input's format. With several --filter, "
+        "each subscription writes its own file (-o with {name}), or --count prints a table.",
+        epilog="exit codes: 0 at least one message was selected (several --filter: by any "
+        "subscription), 1 none was, 2 an error (an unreadable input or record, a bad "
+        "filter or option, an output not written; with -q a message found still exits 0), "
+        "130 interrupted.")
     match.add_argument("operands", nargs="*", metavar="FILTER [INPUT ...]",
-                       help="the filter (unless --filter is given), then input files "
+                       help="the filter (unless -f or --filter is given), then input files "
                        "('-' or none: stdin)")
     match.add_argument("--filter", dest="filters", action="append", metavar="NAME=TEXT",
                        help="a named subscription; repeat for several (then every operand "
@@ -61,29 +88,51 @@ def build_parser() -> argparse.ArgumentParser:
     _filter_options(match)
     _format_option(match)
     match.add_argument("-o", "--output", metavar="FILE",
-                       help="write here instead of stdout; with several --filter a template "
-                       "holding {name}")
+                       help="write here instead of stdout ('-': stdout); with several "
+                       "--filter a template holding {name}")
     match.add_argument("--count", action="store_true",
-                       help="print matched / not matched / unknown per subscription")
+                       help="print matched / not matched / unknown per subscription instead "
+                       "of the messages (with -o: the messages to FILE too)")
+    match.add_argument("--json", action="store_true",
+                       help="with --count: the counts as one JSON object")
+    match.add_argument("-q", "--quiet", action="store_true",
+                       help="write nothing; exit 0 at the first message selected, 1 if none "
+                       "is (as grep -q)")
     match.add_argument("--invert", action="store_true",
                        help="select the messages a filter would not deliver (false or "
                        "unknown)")
     match.add_argument("--strict", action="store_true",
                        help="stop at the first unreadable record (exit 2)")
-    match.add_argument("--reasons", type=int, default=100, metavar="N",
+    match.add_argument("--reasons", type=_count, default=100, metavar="N",
                        help="tally the reasons of the first N unknown results per "
                        "subscription (default 100; each costs a second evaluation)")
+    _table_options(match)
+    _debug_option(match)
 
     why = commands.add_parser(
         "why", help="explain one message's result",
+        usage="filtex why [options] FILTER MESSAGE\n"
+              "       filtex why [options] -f FILE MESSAGE",
         description="Evaluate one message and print the result and the value of every "
-        "sub-expression. Exit 0 when it matches, 1 when not (false or unknown).",
-        epilog=_EPILOG)
-    why.add_argument("filter", metavar="FILTER")
-    why.add_argument("message", metavar="MESSAGE",
-                     help="a typed-JSON message object, a file (its first message), or '-'")
+        "sub-expression. MESSAGE is a typed-JSON message object, '-' (stdin) or a file "
+        "(message file, Parquet or Arrow IPC): its first message, the Nth (--index N) or "
+        "the first whose result is true, false or unknown (--first).",
+        epilog="exit codes: 0 the message matches, 1 it does not (false or unknown) or "
+        "--first found no such message, 2 an error (bad filter, option or message), "
+        "130 interrupted.")
+    why.add_argument("operands", nargs="+", metavar="[FILTER] MESSAGE",
+                     help="the filter (unless -f is given), then a typed-JSON message "
+                     "object, a file or '-'")
     _filter_options(why)
     _format_option(why)
+    pick = why.add_mutually_exclusive_group()
+    pick.add_argument("--index", type=_positive, metavar="N",
+                      help="explain the Nth message of the file (1 is the first)")
+    pick.add_argument("--first", choices=RESULTS, metavar="RESULT",
+                      help="explain the first message whose result is RESULT: true, false or "
+                      "unknown")
+    _table_options(why)
+    _debug_option(why)
 
     spark = commands.add_parser(
         "spark", help="run named subscriptions over a Parquet archive on Spark",
@@ -92,52 +141,109 @@ def build_parser() -> argparse.ArgumentParser:
         description="Apply each --filter to a Parquet archive of messages (filtex message "
         "tables, or flat columns of properties) on Spark, and write each subscription's "
         "matching rows to the Parquet directory DIR/NAME, or only count them (--count). "
-        "Also the spark-submit entry point (tools/spark_subscriptions.py).", epilog=_EPILOG)
+        "Also the spark-submit entry point (tools/spark_subscriptions.py).",
+        epilog="exit codes: 0 at least one row matched (any subscription), 1 none did, "
+        "2 an error (bad filter, option or input, an existing output, no pyspark or Java, "
+        "a failed Spark job), 130 interrupted.")
     spark.add_argument("inputs", nargs="+", metavar="INPUT",
                        help="Parquet files or directories (local, or any URI Spark reads)")
     spark.add_argument("--filter", dest="filters", action="append", required=True,
                        metavar="NAME=TEXT", help="a named subscription; repeat for several")
-    _filter_options(spark)
+    _filter_options(spark, file=False)
     spark.add_argument("-o", "--output", metavar="DIR",
                        help="write each subscription's rows to DIR/NAME (Parquet)")
     spark.add_argument("--count", action="store_true",
                        help="only count matched / not matched / unknown; write nothing")
+    spark.add_argument("--json", action="store_true",
+                       help="print the counts as one JSON object instead of a table")
     spark.add_argument("--overwrite", action="store_true",
                        help="replace outputs that exist (else they are refused)")
-    spark.add_argument("--mapping", action="append", metavar="COLUMN=FIELD",
-                       help="flat Parquet: COLUMN is application property FIELD, or "
-                       "SECTION:KEY (header:priority, properties:subject); repeat")
+    _table_options(spark)
     spark.add_argument("--master", metavar="URL",
                        help="Spark master of a session filtex starts (default local[*]; "
                        "under spark-submit, its --master)")
     spark.add_argument("--conf", action="append", metavar="KEY=VALUE",
                        help="a Spark setting of a session filtex starts; repeat")
+    _debug_option(spark)
     return parser
 
 
-def _filter_options(parser: argparse.ArgumentParser) -> None:
+def _filter_options(parser: argparse.ArgumentParser, file: bool = True) -> None:
     parser.add_argument("--dialect", choices=DIALECTS, default="amqp",
                         help="SQL dialect (default amqp)")
     parser.add_argument("--filter-json", action="store_true",
-                        help='FILTER is JSON: {"sql": ...}, a described filter {"described": '
-                        'NAME, "value": ...} or a set {"set": {...}}')
+                        help='the filter is JSON: {"sql": ...}, a described filter '
+                        '{"described": NAME, "value": ...} or a set {"set": {...}}')
+    if file:
+        parser.add_argument("-f", "--filter-file", metavar="FILE",
+                            help="read the filter from FILE ('-': stdin) instead of FILTER")
+    parser.add_argument("--param", action="append", metavar="NAME=VALUE",
+                        help="bind @NAME in the filter to the string VALUE; repeat")
+    parser.add_argument("--param-json", action="append", metavar="NAME=JSON",
+                        help="bind @NAME to a typed-JSON value: 5 (an integer), 1.5, true, "
+                        'null, "text", {"@type": "decimal64", "value": "1.5"}; repeat')
 
 
 def _format_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS,
-                        help="input format (default: detected from the first bytes)")
+                        help="message file format (default: detected from the first bytes; "
+                        "Parquet and Arrow IPC files are always detected)")
+
+
+def _table_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mapping", action="append", metavar="COLUMN=FIELD",
+                        help="flat tables: COLUMN is application property FIELD, or "
+                        "SECTION:KEY (header:priority, properties:subject); repeat")
+    parser.add_argument("--nulls", choices=("absent", "null"),
+                        help="flat tables: a null cell is an absent field (absent, the "
+                        "default) or a field holding null")
+
+
+def _debug_option(parser: argparse.ArgumentParser) -> None:
+    # SUPPRESS: a subcommand's default must not undo `filtex --debug COMMAND`
+    parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show the traceback of an unexpected error (also "
+                        "FILTEX_DEBUG=1)")
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a count is 0 or more, not {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("the first message is 1")
+    return value
+
+
+def _debugging(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "debug", False)) or \
+        os.environ.get("FILTEX_DEBUG", "") not in ("", "0")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit code."""
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["match"]:   # options may follow FILTER and come between the INPUTs
+    lead = 0   # `filtex --debug match ...`: the options before the command
+    while argv[lead:lead + 1] == ["--debug"]:
+        lead += 1
+    if argv[lead:lead + 1] == ["match"]:   # options may follow FILTER and sit between INPUTs
         commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        args = commands.choices["match"].parse_intermixed_args(argv[1:])
+        args = commands.choices["match"].parse_intermixed_args(argv[lead + 1:])
         args.command = "match"
+        if lead:
+            args.debug = True
     else:
         args = parser.parse_args(argv)
+    debug = _debugging(args)
     try:
         if args.command == "check":
             from .check import run
@@ -149,6 +255,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .why import run
         return run(args)
     except CommandError as error:
+        if debug and error.__cause__ is not None:
+            _traceback(error.__cause__)
         print(f"filtex: error: {error.message}", file=sys.stderr)
         return error.code
     except BrokenPipeError:   # `filtex match ... | head`: the reader has gone
@@ -157,11 +265,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         print("filtex: interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except OSError as error:   # a full disk, a device error: not "no match"
+        if debug:
+            _traceback(error)
         print(f"filtex: error: {error.strerror or error}"
               + (f": {error.filename}" if error.filename else ""), file=sys.stderr)
         return BAD
+    except ImportError as error:   # an optional dependency met deep inside a run
+        found = missing_module(error, "spark" if args.command == "spark" else None)
+        if debug:
+            _traceback(error)
+        print(f"filtex: error: {found.message if found else _one_line(error)}",
+              file=sys.stderr)
+        return BAD
+    except Exception as error:   # a bug or an environment filtex did not foresee
+        if debug:
+            _traceback(error)
+        print(f"filtex: error: unexpected {_one_line(error)}"
+              + ("" if debug else " (--debug or FILTEX_DEBUG=1 shows the traceback)"),
+              file=sys.stderr)
+        return BAD
+
+
+def _one_line(error: BaseException) -> str:
+    text = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
+    return f"{type(error).__name__}: {text[:300]}" if text else type(error).__name__
+
+
+def _traceback(error: BaseException) -> None:
+    import traceback
+    traceback.print_exception(error, file=sys.stderr)
 
 
 __all__ = ["BAD", "build_parser", "main"]

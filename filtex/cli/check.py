@@ -7,25 +7,36 @@ import argparse
 import sys
 from typing import Any, Iterator
 
-from .common import OK, caret, load_filter
+from .common import OK, CommandError, caret
+from .definition import file_name_hint, names_a_file, single_filter
 
 
 def run(args: argparse.Namespace) -> int:
-    flt = load_filter(args.filter, args.dialect, args.filter_json)
+    if (args.filter is None) == (args.filter_file is None):
+        raise CommandError("check takes FILTER or -f FILE" if args.filter is None else
+                           "check takes FILTER or -f FILE, not both")
+    flt = single_filter(args.filter, args)
     from ..lint import lint
     warnings = lint(flt)
+    origin = "" if args.filter_file is None else \
+        f"{'<stdin>' if args.filter_file == '-' else args.filter_file}: "
     for warning in warnings:
-        print(f"filtex: warning: line {warning.line}, column {warning.column}: "
+        print(f"filtex: warning: {origin}line {warning.line}, column {warning.column}: "
               f"{warning.message}\n{caret(warning.text, warning.line, warning.column)}",
               file=sys.stderr)
+    count = len(warnings)
+    if args.filter is not None and names_a_file(args.filter) and \
+            not any("looks like a file name" in w.message for w in warnings):
+        print(f"filtex: warning: {file_name_hint(args.filter)}", file=sys.stderr)
+        count += 1
     if args.explain:
         print("tree:")
         for line in tree_lines(flt.tree):
             print("  " + line)
         print("python:")
         print(flt.source.rstrip("\n"))
-    shown = "1 warning" if len(warnings) == 1 else f"{len(warnings)} warnings"
-    print(f"ok: {flt.kind} filter, {flt.dialect} dialect" + (f" ({shown})" if warnings else ""))
+    shown = "1 warning" if count == 1 else f"{count} warnings"
+    print(f"ok: {flt.kind} filter, {flt.dialect} dialect" + (f" ({shown})" if count else ""))
     return OK
 
 

@@ -1,14 +1,21 @@
-"""What every command shares: exit codes, turning FILTER into a ``Filter``,
-and showing a position in a filter's text with a caret."""
+"""What every command shares: exit codes, errors, turning FILTER into a
+``Filter``, showing a position in a filter's text with a caret, and naming
+the extra to install when an optional dependency is missing."""
 from __future__ import annotations
 
 import json
 import sys
-from typing import Any, TextIO
+from typing import Any, Iterable, Mapping, TextIO
 
-OK, NO_MATCH, BAD = 0, 1, 2
-"""Exit codes: success (with ``--count``: something matched), no match, and a
-bad filter, option or input."""
+OK, NO_MATCH, BAD, INTERRUPTED = 0, 1, 2, 130
+"""Exit codes, as grep's: something was selected (``why``: the message
+matches), nothing was (``why``: false or unknown), an error (a bad filter,
+option or input, an unreadable record, an output not written, a missing
+dependency, an internal error); and interrupted (Ctrl-C)."""
+
+EXTRAS = {"pyarrow": "arrow", "numpy": "arrow", "numba": "arrow",
+          "pyspark": "spark", "py4j": "spark", "pandas": "spark"}
+"""The extra of setup.cfg that installs each optional top-level module."""
 
 _WINDOW = 100   # characters of a long line shown around a caret
 
@@ -21,6 +28,41 @@ class CommandError(Exception):
         super().__init__(message)
         self.message = message
         self.code = code
+
+
+def install_hint(extra: str) -> str:
+    """How to install an extra: filtex is not on a package index yet, so from a
+    clone too."""
+    return f"pip install 'filtex[{extra}]' (from a clone of filtex: pip install -e '.[{extra}]')"
+
+
+def missing_module(error: ImportError, extra: str | None = None,
+                   what: str | None = None) -> CommandError | None:
+    """The one-line error for an optional dependency that cannot be imported
+    (``extra``: the extra to name instead of the module's own), or None when
+    the module is not one of an extra's."""
+    name = (error.name or "").partition(".")[0]
+    if name not in EXTRAS:
+        return None
+    extra = extra or EXTRAS[name]
+    head = f"{what} needs {name}" if what else f"this needs {name}"
+    state = "which is not installed" if isinstance(error, ModuleNotFoundError) else \
+        f"which cannot be imported ({str(error).splitlines()[0][:200] if str(error) else error})"
+    return CommandError(f"{head}, {state}: {install_hint(extra)}")
+
+
+def require(modules: Iterable[str], extra: str, what: str) -> None:
+    """Import optional ``modules`` now, so a missing one is one clear line naming
+    the extra to install, not a traceback from deep inside a run."""
+    import importlib
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            found = missing_module(error, extra, what)
+            if found is None:
+                raise
+            raise found from error
 
 
 def caret(text: str, line: int, column: int, indent: str = "    ") -> str:
@@ -53,15 +95,17 @@ def filter_error(error: Any, text: str | None) -> str:
     return head + "\n" + caret(text, error.line, error.column)
 
 
-def load_filter(text: str, dialect: str, json_form: bool) -> Any:
+def load_filter(text: str, dialect: str, json_form: bool,
+                parameters: Mapping[str, Any] | None = None) -> Any:
     """Compile FILTER: SQL text, or (``json_form``) a filter in the conformance
     JSON form: ``{"sql": ...}``, ``{"described": NAME | "code": CODE, "value":
-    TYPED}`` or ``{"set": {NAME: FILTER, ...}}``. ``CommandError`` when it
-    cannot be compiled, showing where."""
+    TYPED}`` or ``{"set": {NAME: FILTER, ...}}``; ``parameters`` bind the SQL
+    text's ``@name``s. ``CommandError`` when it cannot be compiled, showing
+    where."""
     import filtex
     if not json_form:
         try:
-            return filtex.compile_sql(text, dialect)
+            return filtex.compile_sql(text, dialect, parameters=parameters)
         except filtex.FilterError as error:
             raise CommandError(filter_error(error, text)) from None
     try:
@@ -78,9 +122,13 @@ def load_filter(text: str, dialect: str, json_form: bool) -> Any:
         if type(spec) is dict and type(spec.get("sql")) is str:
             sql = spec["sql"]
             try:
-                return filtex.compile_sql(sql, dialect)
+                return filtex.compile_sql(sql, dialect, parameters=parameters)
             except filtex.FilterError as error:
                 raise CommandError(filter_error(error, sql)) from None
+        if parameters and type(spec) is dict and ("set" in spec or "described" in spec
+                                                  or "code" in spec):
+            raise CommandError("--param binds the @names of an SQL filter; a described filter "
+                               "or a filter set has none")
         if type(spec) is dict and "set" in spec:
             return filtex.compile_filter_set(spec["set"], dialect)
         if type(spec) is dict and ("described" in spec or "code" in spec):

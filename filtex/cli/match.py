@@ -1,5 +1,6 @@
 """``filtex match``: run messages from files or stdin through one or more
-subscriptions, writing what each would get (or counting).
+subscriptions, writing what each would get (or counting, or only telling by
+the exit status whether any message is selected: ``-q``).
 
 Each message is read once; each subscription evaluates a whole batch with
 ``map(flt.evaluate, messages)`` (the generated function itself, called from
@@ -13,34 +14,44 @@ a broker gives each subscriber its own queue: ``-o`` is a template holding
 They are matched together by ``filtex.Subscriptions``: a message is read once
 and only the subscriptions its indexed fields may match are evaluated.
 
-Parquet and Arrow IPC files of message tables (``filtex.arrow``) are read a
-record batch at a time and evaluated by the batch engine (numba kernels);
-each subscription's matching rows are written in the input's format.
+Parquet and Arrow IPC files (``tables.py``: message tables, or flat tables
+with ``--mapping``) are read a record batch at a time and evaluated by the
+batch engine (numba kernels); each subscription's matching rows are written
+in the input's format.
+
+The exit status is grep's: 0 when at least one message was selected (by any
+subscription; ``--invert``: not delivered), 1 when none was, 2 on an error,
+an unreadable record included; ``-q`` stops at the first message selected
+and exits 0 even after an error.
 """
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import re
+import stat
 import sys
 import time
 from contextlib import ExitStack
 from itertools import chain, compress, islice
 from operator import itemgetter, not_
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ..files import read_records, write_records
-from .common import BAD, NO_MATCH, OK, CommandError, load_filter
+from .common import BAD, NO_MATCH, OK, CommandError, require
+from .definition import compile_named, file_name_hint, names_a_file, single_filter
 from .progress import Progress
-from .report import Subscription, Unreadable, counts_table, final_report
+from .report import Subscription, Unreadable, counts_json, counts_table, final_report
+from .tables import TableInput, parse_mapping, table_format
 
 BATCH = 64
 """Records read before the subscriptions evaluate them (a batch a redraw
 of the progress line at most). Small, so a batch's messages are still in the
 processor's cache when each subscription reads them: with 2,048 records of
 about 700 bytes a batch, a single subscription ran 35% slower than a bare
-read-and-evaluate loop; with 64 it runs as fast."""
-REASON_SAMPLE = 100
+read-and-evaluate loop; with 64 it runs as fast. ``-q`` on a pipe takes one
+record at a time: it answers at the first match without waiting for more."""
 _NAME = re.compile(r"[\w.:@+-]+\Z")
 _MESSAGE, _RAW = itemgetter(2), itemgetter(1)   # Record fields, read in C
 
@@ -58,7 +69,12 @@ class _Stop(Exception):
     """--strict met an unreadable record."""
 
 
+class _Found(Exception):
+    """-q: a message is selected; nothing more to read."""
+
+
 def run(args: argparse.Namespace) -> int:
+    _check_options(args)
     subscriptions, inputs = _subscriptions(args)
     if args.strict:   # stop before any output file is created, not after truncating it
         for path in inputs:
@@ -68,14 +84,16 @@ def run(args: argparse.Namespace) -> int:
                 raise CommandError(f"{path}: cannot read: {why}")
     with ExitStack() as stack:
         _open_outputs(args, subscriptions, inputs, stack)
-        matcher = _Matcher(subscriptions, args)
+        matcher = _Matcher(subscriptions, args, inputs)
         try:
             for source in inputs:
                 matcher.read(source)
         except _Stop:
-            matcher.progress.clear()
             return BAD
+        except _Found:
+            return OK
         finally:
+            matcher.progress.clear()   # also before an error's line
             matcher.close_writers()
             for sub in subscriptions:
                 if sub.output is not None:
@@ -83,10 +101,24 @@ def run(args: argparse.Namespace) -> int:
     return matcher.finish()
 
 
+def _check_options(args: argparse.Namespace) -> None:
+    """Options that contradict each other, refused before anything is read."""
+    if args.quiet and (args.count or args.output is not None or args.json):
+        raise CommandError("-q writes nothing: it takes no --count, --json or -o")
+    if args.json and not args.count:
+        raise CommandError("--json prints the counts as JSON: give --count too")
+    if args.count and args.output == "-":
+        raise CommandError("--count prints its table on stdout: -o - would mix the messages "
+                           "into it (give -o FILE)")
+    if args.filters and args.filter_file is not None:
+        raise CommandError("give the filter as -f FILE or as --filter NAME=TEXT, not both")
+    args.mapping = parse_mapping(args.mapping)
+
+
 def _subscriptions(args: argparse.Namespace) -> tuple[list[Subscription], list[str]]:
     """The subscriptions (compiled) and the inputs, from the operands."""
     operands = list(args.operands)
-    sample = max(0, args.reasons)
+    sample = 0 if args.quiet else args.reasons
     if args.filters:
         named = []
         for item in args.filters:
@@ -97,28 +129,39 @@ def _subscriptions(args: argparse.Namespace) -> tuple[list[Subscription], list[s
             if name in {n for n, _ in named}:
                 raise CommandError(f"--filter: the name {name!r} is given twice")
             named.append((name, text))
+        compiled = compile_named(named, args)
         inputs = operands
+    elif args.filter_file is not None:
+        inputs = operands
+        if args.filter_file == "-" and (not inputs or "-" in inputs):
+            raise CommandError("-f - reads the filter from stdin: give the messages as INPUT "
+                               "files")
+        compiled = [("filter", single_filter(None, args))]
     else:
         if not operands:
-            raise CommandError("match needs a FILTER (or --filter NAME=TEXT)")
-        named, inputs = [("filter", operands[0])], operands[1:]
-    subs = []
-    for name, text in named:
-        try:
-            flt = load_filter(text, args.dialect, args.filter_json)
-        except CommandError as error:
-            prefix = f"{name}: " if args.filters else ""
-            raise CommandError(prefix + error.message) from None
-        subs.append(Subscription(name, flt, sample))
-    return subs, inputs or ["-"]
+            raise CommandError("match needs a FILTER (or -f FILE, or --filter NAME=TEXT)")
+        text, inputs = operands[0], operands[1:]
+        compiled = [("filter", single_filter(text, args))]
+        if not inputs and names_a_file(text):
+            print(f"filtex: warning: FILTER {text!r} is not an input: with no INPUT the "
+                  f"messages are read from stdin; {file_name_hint(text)}", file=sys.stderr)
+    return [Subscription(name, flt, sample) for name, flt in compiled], inputs or ["-"]
 
 
 def _open_outputs(args: argparse.Namespace, subs: list[Subscription], inputs: list[str],
                   stack: ExitStack) -> None:
     """Each subscription's output: ``-o`` (per subscription with ``{name}``),
-    else stdout for one subscription; none with ``--count`` and no ``-o``."""
-    if args.output is None:
-        if args.count:
+    else stdout for one subscription (``-o -`` too); none with ``--count`` and
+    no ``-o``, or ``-q``."""
+    taken = {}   # (device, inode) of every input: a link or another name is the same file
+    for path in inputs:
+        try:
+            found = os.fstat(sys.stdin.fileno()) if path == "-" else os.stat(path)
+        except (OSError, AttributeError, ValueError):   # no such input, stdin closed
+            continue
+        taken[(found.st_dev, found.st_ino)] = "<stdin>" if path == "-" else path
+    if args.output is None or args.output == "-":
+        if args.quiet or (args.output is None and args.count):
             return
         if len(subs) > 1:
             raise CommandError("several --filter write one output each: give -o with {name} "
@@ -126,24 +169,24 @@ def _open_outputs(args: argparse.Namespace, subs: list[Subscription], inputs: li
         subs[0].output = getattr(sys.stdout, "buffer", None)
         if subs[0].output is None:
             raise CommandError("stdout takes no bytes here: use -o FILE")
+        try:
+            found = os.fstat(sys.stdout.fileno())
+        except (OSError, AttributeError, ValueError):   # not a file (a test's capture)
+            return
+        if stat.S_ISREG(found.st_mode) and (found.st_dev, found.st_ino) in taken:
+            raise CommandError(f"{taken[(found.st_dev, found.st_ino)]}: the input is also the "
+                               "output (stdout)")
         return
     if len(subs) > 1 and "{name}" not in args.output:
         raise CommandError("several --filter write one output each: -o needs {name} in it "
                            "(-o 'out/{name}.amqp')")
-    taken = set()   # (device, inode) of every input: a link or another name is the same file
-    for path in inputs:
-        try:
-            stat = os.fstat(sys.stdin.fileno()) if path == "-" else os.stat(path)
-        except (OSError, AttributeError, ValueError):   # no such input, stdin closed
-            continue
-        taken.add((stat.st_dev, stat.st_ino))
     for sub in subs:
         path = args.output.replace("{name}", sub.name)
         try:
-            stat = os.stat(path)
+            found = os.stat(path)
         except OSError:
-            stat = None
-        if stat is not None and (stat.st_dev, stat.st_ino) in taken:
+            found = None
+        if found is not None and (found.st_dev, found.st_ino) in taken:
             raise CommandError(f"-o {path} would overwrite an input")
         try:
             sub.output = stack.enter_context(open(path, "wb"))
@@ -154,7 +197,8 @@ def _open_outputs(args: argparse.Namespace, subs: list[Subscription], inputs: li
 class _Matcher:
     """One run: the subscriptions, the output format, the counts."""
 
-    def __init__(self, subscriptions: list[Subscription], args: argparse.Namespace) -> None:
+    def __init__(self, subscriptions: list[Subscription], args: argparse.Namespace,
+                 inputs: list[str]) -> None:
         self.subscriptions = subscriptions
         self.args = args
         self.writing = any(sub.output is not None for sub in subscriptions)
@@ -166,6 +210,15 @@ class _Matcher:
         self.writers: dict[str, Any] = {}   # a table writer per subscription (Parquet, IPC)
         if self.writing and _same_terminal(sys.stdout, sys.stderr):
             self.progress.enabled = False   # it would be drawn among the messages written
+        # how far the run has got, for the progress line: the inputs' sizes (None
+        # when one is not a regular file), bytes of the inputs done, the current one
+        self.sizes = _sizes(inputs)
+        self.total = sum(self.sizes) if None not in self.sizes else None
+        self.done_bytes = 0
+        self.next_input = 0
+        self.current: tuple[int, Callable[[], float | None]] | None = None
+        if self.total:
+            self.progress.fraction = self.fraction
         self.start = time.perf_counter()
         # several named filters: one Subscriptions pass a message (indexed gates,
         # the message adapted once), each verdict exactly the filter's own
@@ -178,88 +231,132 @@ class _Matcher:
         self.progress.clear()
         print(f"filtex: {text}", file=sys.stderr)
 
+    def fraction(self) -> float | None:
+        """The share of all inputs read (by their sizes)."""
+        if not self.total:
+            return None
+        done = self.done_bytes
+        if self.current is not None:
+            size, part = self.current
+            done += size * (part() or 0.0)
+        return done / self.total
+
     def read(self, source: str) -> None:
         """Every record of one input, a batch at a time."""
-        shown = "<stdin>" if source == "-" else source
-        columnar = _columnar_format(source) if self.args.format is None else None
-        if columnar is not None:
-            self.read_table(source, shown, columnar)
-            return
+        size = self.sizes[self.next_input]
+        self.next_input += 1
         try:
-            records = read_records(source, self.args.format)
-            first = next(records, None)
-        except (OSError, ValueError) as error:
-            self.error(f"{shown}: {_why(error)}")
+            self._read(source, size)
+        finally:
+            self.current = None
+            self.done_bytes += size or 0
+
+    def _read(self, source: str, size: int | None) -> None:
+        shown = "<stdin>" if source == "-" else source
+        columnar = table_format(source) if self.args.format is None else None
+        if columnar is not None:
+            self.read_table(source, shown, columnar, size)
+            return
+        if self.args.mapping is not None or self.args.nulls is not None:
+            option = "--mapping" if self.args.mapping is not None else "--nulls"
+            self.error(f"{shown}: skipped: {option} is for Parquet and Arrow IPC tables, "
+                       "and this is a message file")
             self.failed = True
-            if self.args.strict:
-                raise _Stop from None
             return
-        if first is None:
-            return
-        fmt = self.args.format or ("amqp" if first.position.startswith("frame") else "jsonl")
-        if not self.use_format(fmt, shown):
-            return
-        batches = _batches(chain((first,), records))
-        while True:
+        with ExitStack() as stack:
             try:
-                batch = next(batches, None)
-            except OSError as error:
+                stream = sys.stdin if source == "-" else \
+                    stack.enter_context(open(source, "rb"))
+                if stream is None:   # Python's stdin when fd 0 is closed (``<&-``)
+                    raise OSError(errno.EBADF, "stdin is closed")
+                stream = getattr(stream, "buffer", stream)
+                if size:
+                    self.current = (size, _position(stream, size))
+                records = read_records(stream, self.args.format)
+                first = next(records, None)
+            except (OSError, ValueError) as error:
                 self.error(f"{shown}: {_why(error)}")
                 self.failed = True
+                if self.args.strict:
+                    raise _Stop from None
                 return
-            if batch is None:
+            if first is None:
                 return
-            messages = list(map(_MESSAGE, batch))
-            stop = False
-            if None in messages:
-                batch, stop = self.readable(batch, shown)
+            fmt = self.args.format or ("amqp" if first.position.startswith("frame")
+                                       else "jsonl")
+            if not self.use_format(fmt, shown):
+                return
+            one = self.args.quiet and not size   # -q on a pipe: answer at the first match
+            batches = _batches(chain((first,), records), 1 if one else BATCH)
+            while True:
+                try:
+                    batch = next(batches, None)
+                except OSError as error:
+                    self.error(f"{shown}: {_why(error)}")
+                    self.failed = True
+                    return
+                if batch is None:
+                    return
                 messages = list(map(_MESSAGE, batch))
-            if messages:
-                self.evaluate(batch, messages)
-            if stop:
-                raise _Stop
+                stop = False
+                if None in messages:
+                    batch, stop = self.readable(batch, shown)
+                    messages = list(map(_MESSAGE, batch))
+                if messages:
+                    self.evaluate(batch, messages)
+                if stop:
+                    raise _Stop
 
-    def read_table(self, source: str, shown: str, fmt: str) -> None:
-        """A Parquet or Arrow IPC message table, a record batch at a time, through
-        the batch engine."""
-        from ..arrow import read_batches
+    def read_table(self, source: str, shown: str, fmt: str, size: int | None) -> None:
+        """A Parquet or Arrow IPC table, a record batch at a time, through the
+        batch engine."""
+        require(("pyarrow", "numba"), "arrow", "reading Parquet and Arrow IPC files")
         if not self.use_format(fmt, shown):
             return
         try:
-            for batch in read_batches(source):
-                self.evaluate_table(batch)
-        except (OSError, ValueError) as error:
+            table = TableInput(source, fmt, self.args.mapping, self.args.nulls)
+            if size:
+                self.current = (size, table.fraction)
+            for batch, rows in table.batches():
+                self.evaluate_table(batch, rows)
+        except (OSError, ValueError) as error:   # pyarrow's errors are ValueError's
             self.error(f"{shown}: {_why(error)}")
             self.failed = True
             if self.args.strict:
                 raise _Stop from None
 
-    def evaluate_table(self, batch: Any) -> None:
-        """Every subscription over one record batch with the batch engine."""
+    def evaluate_table(self, batch: Any, rows: Any) -> None:
+        """Every subscription over one record batch with the batch engine
+        (``batch``: the message table batch; ``rows``: the input's own, written)."""
         import pyarrow.compute as pc
         from ..arrow import evaluate
         from ..arrow.rows import batch_rows
         count = batch.num_rows
         self.messages += count
         clock = time.perf_counter
+        invert = self.args.invert
+        selected = 0
         for sub in self.subscriptions:
             started = clock()
             verdicts = evaluate(sub.filter, batch).verdicts
             sub.seconds += clock() - started
             sub.evaluated += count
-            sub.matched += verdicts.true_count
+            matched = verdicts.true_count
+            sub.matched += matched
+            selected += count - matched if invert else matched
             unknown = verdicts.null_count
             if unknown:
                 sub.unknown += unknown
                 room = sub.sample - sum(sub.reasons.values())
                 if room > 0:
-                    rows = pc.indices_nonzero(verdicts.is_null())[:room]
-                    for view in batch_rows(batch.take(rows)):
+                    at = pc.indices_nonzero(verdicts.is_null())[:room]
+                    for view in batch_rows(batch.take(at)):
                         sub.reasons[sub.filter.outcome(view).reason or "unknown"] += 1
             if sub.output is not None:
                 keep = pc.fill_null(verdicts, False)
-                self.write_table(sub, batch.filter(pc.invert(keep) if self.args.invert
-                                                   else keep))
+                self.write_table(sub, rows.filter(pc.invert(keep) if invert else keep))
+        if selected and self.args.quiet:
+            raise _Found
         self.show_progress()
 
     def write_table(self, sub: Subscription, rows: Any) -> None:
@@ -330,6 +427,7 @@ class _Matcher:
         raws = None
         clock = time.perf_counter
         verdicts = None
+        selected = 0
         if self.shared is not None:
             started = clock()
             verdicts = list(map(self.shared.evaluate_all, messages))
@@ -344,7 +442,9 @@ class _Matcher:
                 results = list(map(sub.evaluate, messages))
                 sub.seconds += clock() - started
             sub.evaluated += count
-            sub.matched += results.count(True)
+            matched = results.count(True)
+            sub.matched += matched
+            selected += count - matched if invert else matched
             unknown = results.count(None)
             if unknown:
                 sub.unknown += unknown
@@ -352,8 +452,10 @@ class _Matcher:
             if sub.output is not None:
                 if raws is None:
                     raws = list(map(_RAW, batch))
-                selected = compress(raws, map(not_, results) if invert else results)
-                write_records(sub.output, selected, self.output_format)
+                chosen = compress(raws, map(not_, results) if invert else results)
+                write_records(sub.output, chosen, self.output_format)
+        if selected and self.args.quiet:
+            raise _Found
         self.show_progress()
 
     def show_progress(self) -> None:
@@ -367,38 +469,54 @@ class _Matcher:
         seconds = time.perf_counter() - self.start
         args = self.args
         if args.count:
-            print(counts_table(self.subscriptions))
+            print(counts_json(self.subscriptions, self.unreadable, self.messages, seconds)
+                  if args.json else counts_table(self.subscriptions))
             sys.stdout.flush()
-        final_report(self.subscriptions, self.unreadable, self.messages, seconds, sys.stderr,
-                     throughput=args.count or self.progress.enabled)
+        final_report([] if args.quiet else self.subscriptions, self.unreadable, self.messages,
+                     seconds, sys.stderr, throughput=not args.quiet and (
+                         args.count or self.progress.enabled))
         if self.failed or self.unreadable.count:   # reported above; a script must see it too
             return BAD
-        if not args.count:
-            return OK
         selected = sum(s.not_matched + s.unknown if args.invert else s.matched
                        for s in self.subscriptions)
         return OK if selected else NO_MATCH
 
 
-def _columnar_format(source: str) -> str | None:
-    """``parquet`` or ``ipc`` for a file of a message table, else None."""
-    if source == "-":
-        return None
+def _sizes(inputs: list[str]) -> list[int | None]:
+    """Each input's size in bytes, None when it is not a regular file (a pipe);
+    an input that cannot be read counts 0 (it is reported when it is read)."""
+    sizes: list[int | None] = []
+    for path in inputs:
+        try:
+            found = os.fstat(sys.stdin.fileno()) if path == "-" else os.stat(path)
+        except (OSError, AttributeError, ValueError):
+            sizes.append(None if path == "-" else 0)
+            continue
+        sizes.append(found.st_size if stat.S_ISREG(found.st_mode) else None)
+    return sizes
+
+
+def _position(stream: Any, size: int) -> Callable[[], float | None]:
+    """The share of a regular file's bytes ``stream`` has read (from where it
+    was when given: stdin may start part-way)."""
     try:
-        with open(source, "rb") as stream:
-            head = stream.read(8)
-    except OSError:
-        return None   # read_records reports it
-    if head[:4] == b"PAR1":
-        return "parquet"
-    if head[:6] == b"ARROW1" or head[:4] == b"\xff\xff\xff\xff":
-        return "ipc"
-    return None
+        start = stream.tell()
+    except (OSError, AttributeError, ValueError):
+        return lambda: None
+    if size <= start:
+        return lambda: None
+
+    def share() -> float | None:
+        try:
+            return min(1.0, (stream.tell() - start) / (size - start))
+        except (OSError, ValueError):
+            return None
+    return share
 
 
-def _batches(records: Iterator) -> Iterator[list]:
+def _batches(records: Iterator, size: int = BATCH) -> Iterator[list]:
     while True:
-        batch = list(islice(records, BATCH))
+        batch = list(islice(records, size))
         if not batch:
             return
         yield batch

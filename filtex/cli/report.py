@@ -99,6 +99,24 @@ def counts_table(subscriptions: list[Subscription]) -> str:
         f"{cell:>{width}}" for cell, width in zip(row[1:], widths[1:])) for row in rows)
 
 
+def counts_json(subscriptions: list[Subscription], unreadable: Unreadable, messages: int,
+                seconds: float) -> str:
+    """``--count --json``: one JSON object, the subscriptions in their order::
+
+        {"messages": 50, "unreadable": 0, "seconds": 0.01,
+         "subscriptions": {"eu": {"matched": 21, "not_matched": 29, "unknown": 0,
+                                  "unknown_reasons": {}}}}
+
+    ``unknown_reasons`` tallies the reasons of the first ``--reasons`` unknown
+    results (all of them when ``unknown`` is not larger)."""
+    import json
+    return json.dumps({
+        "messages": messages, "unreadable": unreadable.count, "seconds": round(seconds, 3),
+        "subscriptions": {sub.name: {
+            "matched": sub.matched, "not_matched": sub.not_matched, "unknown": sub.unknown,
+            "unknown_reasons": dict(sub.reasons.most_common())} for sub in subscriptions}})
+
+
 def final_report(subscriptions: list[Subscription], unreadable: Unreadable, messages: int,
                  seconds: float, stream: TextIO, throughput: bool) -> None:
     """The end of a run on stderr: unknown results with their most frequent

@@ -19,56 +19,63 @@ job reads only the columns the filters read.
 The session: ``SparkSession.builder.getOrCreate()``, so a session that
 already runs (a notebook, a test) is used as it is and left running; else
 one is started (``--master``, default ``local[*]``; under ``spark-submit``,
-spark-submit's master) and stopped at the end. ``main`` is the entry point
-of ``spark-submit tools/spark_subscriptions.py``.
+spark-submit's master) and stopped at the end; without pyspark, or without
+Java for a session to start, the command says so in one line (exit 2).
+``main`` is the entry point of ``spark-submit tools/spark_subscriptions.py``.
+
+Exit status as ``filtex match``'s: 0 when some subscription matched a row
+(written or counted), 1 when none did, 2 on an error.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
+import shutil
 import sys
 import time
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
-from ..message import HEADER_FIELDS, PROPERTIES_FIELDS
-from .common import NO_MATCH, OK, CommandError, load_filter
+from .common import NO_MATCH, OK, CommandError, require
+from .definition import compile_named
+from .tables import parse_mapping
 
 _NAME = re.compile(r"[^\W_][\w.@+-]*\Z")
 """A subscription name is a directory name under --output: no leading ``.``
 or ``_`` (Spark and Hadoop skip those as hidden), no ``/`` or ``:``."""
-_SECTIONS = ("header", "delivery_annotations", "message_annotations", "properties",
-             "application_properties", "footer")
 _MESSAGE_COLUMNS = frozenset({"header", "properties", "amqp_value", "amqp_sequence"})
 _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
 
 
 def run(args: argparse.Namespace) -> int:
     """The command: check everything a run needs, then run it on Spark."""
-    subscriptions = _subscriptions(args.filters, args.dialect, args.filter_json)
+    require(("pyspark", "pyarrow"), "spark", "filtex spark")
+    subscriptions = _subscriptions(args.filters, args)
     _check_inputs(args.inputs)
-    mapping = _mapping(args.mapping or [])
+    mapping = parse_mapping(args.mapping)
     outputs = _outputs(args, [name for name, _ in subscriptions])
+    settings = dict(_setting(item) for item in args.conf or [])
     started = time.perf_counter()
-    with _session(args.master, args.conf or []) as spark:
-        try:
+    try:
+        with _session(args.master, settings) as spark:
             df = spark.read.option("mergeSchema", "true").parquet(*args.inputs)
-            options = _layout(df, mapping)
+            options = _layout(df, mapping, args.nulls)
             counts = _apply(df, subscriptions, outputs, options, args.overwrite)
-        except Exception as error:   # Spark's own errors: show the cause, exit 2
-            message = _spark_error(error)
-            if message is None:
-                raise
-            raise CommandError(message) from None
-    print(_table(counts, outputs))
+    except CommandError:
+        raise
+    except Exception as error:   # Spark's own errors: show the cause, exit 2
+        message = _spark_error(error)
+        if message is None:
+            raise
+        raise CommandError(message) from None
+    print(_json(counts, outputs) if args.json else _table(counts, outputs))
     total = counts[0][1] if counts else 0
     print(f"filtex: {total:,} messages, {len(subscriptions)} subscription"
           f"{'s' if len(subscriptions) != 1 else ''}, {time.perf_counter() - started:.1f} s",
           file=sys.stderr)
-    if outputs is None:
-        return OK if any(matched for _, _, matched, _, _ in counts) else NO_MATCH
-    return OK
+    return OK if any(matched for _, _, matched, _, _ in counts) else NO_MATCH
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -78,9 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return cli_main(["spark", *(sys.argv[1:] if argv is None else argv)])
 
 
-def _subscriptions(items: list[str], dialect: str, json_form: bool) -> list[tuple[str, Any]]:
+def _subscriptions(items: list[str], args: argparse.Namespace) -> list[tuple[str, Any]]:
     """``NAME=TEXT`` items compiled, before Spark starts: a bad filter costs no JVM."""
-    named: list[tuple[str, Any]] = []
+    named: list[tuple[str, str]] = []
     for item in items:
         name, sep, text = item.partition("=")
         if not sep or not _NAME.match(name) or not text.strip():
@@ -88,11 +95,8 @@ def _subscriptions(items: list[str], dialect: str, json_form: bool) -> list[tupl
                                f"not starting with . or _; then the filter), not {item[:60]!r}")
         if name in {n for n, _ in named}:
             raise CommandError(f"--filter: the name {name!r} is given twice")
-        try:
-            named.append((name, load_filter(text, dialect, json_form)))
-        except CommandError as error:
-            raise CommandError(f"{name}: {error.message}") from None
-    return named
+        named.append((name, text))
+    return compile_named(named, args)
 
 
 def _local(path: str) -> str | None:
@@ -112,34 +116,14 @@ def _check_inputs(inputs: list[str]) -> None:
             raise CommandError(f"{path}: no such file or directory")
 
 
-def _mapping(items: list[str]) -> dict[str, Any] | None:
-    """``COLUMN=KEY`` (an application property) or ``COLUMN=SECTION:KEY``, as
-    ``filtex.arrow``'s ``mapping``."""
-    if not items:
-        return None
-    mapping: dict[str, Any] = {}
-    for item in items:
-        column, sep, field = item.partition("=")
-        if not sep or not column or not field:
-            raise CommandError(f"--mapping takes COLUMN=KEY or COLUMN=SECTION:KEY, not {item!r}")
-        section, colon, key = field.partition(":")
-        if not colon or section not in _SECTIONS:
-            mapping[column] = field
-            continue
-        fields = {"header": HEADER_FIELDS, "properties": PROPERTIES_FIELDS}.get(section)
-        if fields is not None and key not in fields:
-            raise CommandError(f"--mapping {item}: {section} has no field {key!r} (it has "
-                               f"{', '.join(fields)})")
-        mapping[column] = (section, key) if section != "application_properties" else key
-    return mapping
-
-
 def _outputs(args: argparse.Namespace, names: list[str]) -> dict[str, str] | None:
     """Each subscription's output directory (None with --count); an existing one
     is refused unless --overwrite, before any job runs."""
     if args.count:
         if args.output is not None:
             raise CommandError("--count writes nothing: give --output DIR or --count, not both")
+        if args.overwrite:
+            raise CommandError("--count writes nothing: --overwrite is for --output DIR")
         return None
     if args.output is None:
         raise CommandError("spark writes each subscription to --output DIR/NAME: give "
@@ -160,14 +144,15 @@ def _outputs(args: argparse.Namespace, names: list[str]) -> dict[str, str] | Non
 
 
 @contextmanager
-def _session(master: str | None, conf: list[str]) -> Iterator[Any]:
+def _session(master: str | None, settings: dict[str, str]) -> Iterator[Any]:
     """The running session, or one started here (and stopped at the end)."""
     from pyspark.sql import SparkSession
-    settings = dict(_setting(item) for item in conf)
     running = SparkSession.getActiveSession() is not None
     builder = SparkSession.builder.appName("filtex spark")
     if not running:
         submitted = "PYSPARK_GATEWAY_PORT" in os.environ   # spark-submit started this Python
+        if not submitted:
+            _check_java()
         master = master or (None if submitted else "local[*]")
         if master is not None:
             builder = builder.master(master)
@@ -188,6 +173,20 @@ def _session(master: str | None, conf: list[str]) -> Iterator[Any]:
             spark.stop()
 
 
+def _check_java() -> None:
+    """Spark's launcher runs ``$JAVA_HOME/bin/java``, else the ``java`` on PATH:
+    when there is none, say so before it fails with a Java gateway error."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        java = os.path.join(home, "bin", "java")
+        if not os.access(java, os.X_OK):
+            raise CommandError(f"filtex spark needs Java 17 or newer to start Spark: JAVA_HOME "
+                               f"is {home}, which has no bin/java")
+    elif shutil.which("java") is None:
+        raise CommandError("filtex spark needs Java 17 or newer to start Spark: no java on PATH "
+                           "and JAVA_HOME is not set")
+
+
 def _setting(item: str) -> tuple[str, str]:
     key, sep, value = item.partition("=")
     if not sep or not key:
@@ -195,17 +194,22 @@ def _setting(item: str) -> tuple[str, str]:
     return key, value
 
 
-def _layout(df: Any, mapping: dict[str, Any] | None) -> dict[str, Any]:
-    """``filtex.spark`` options for this archive: a mapping only for flat columns."""
-    if mapping is None:
+def _layout(df: Any, mapping: dict[str, Any] | None, nulls: str | None) -> dict[str, Any]:
+    """``filtex.spark`` options for this archive: a mapping and how nulls read,
+    only for flat columns."""
+    if mapping is None and nulls is None:
         return {}
     if _MESSAGE_COLUMNS <= set(df.columns):
-        raise CommandError("--mapping is for flat Parquet; the input is a message table")
-    missing = [c for c in mapping if c not in df.columns]
+        option = "--mapping" if mapping is not None else "--nulls"
+        raise CommandError(f"{option} is for flat Parquet; the input is a message table")
+    missing = [c for c in mapping or () if c not in df.columns]
     if missing:
         raise CommandError(f"--mapping names column {missing[0]!r}, which the input does "
                            f"not have (it has {', '.join(df.columns[:12])})")
-    return {"mapping": mapping}
+    options: dict[str, Any] = {"mapping": mapping}
+    if nulls is not None:
+        options["nulls"] = nulls
+    return options
 
 
 def _apply(df: Any, subscriptions: list[tuple[str, Any]], outputs: dict[str, str] | None,
@@ -274,6 +278,17 @@ def _table(counts: list[tuple], outputs: dict[str, str] | None) -> str:
     return "\n".join(lines)
 
 
+def _json(counts: list[tuple], outputs: dict[str, str] | None) -> str:
+    """``--json``: the counts as one object, as ``filtex match --count --json``
+    prints them (and where each subscription's rows went)."""
+    return json.dumps({
+        "messages": counts[0][1] if counts else 0,
+        "subscriptions": {name: {"matched": matched, "not_matched": not_matched,
+                                 "unknown": unknown,
+                                 **({"output": outputs[name]} if outputs else {})}
+                          for name, _, matched, not_matched, unknown in counts}})
+
+
 def _spark_error(error: BaseException) -> str | None:
     """A Spark failure in one or two lines (the Python error of a UDF, else the
     first line of Spark's message), or None for an error that is not Spark's."""
@@ -285,6 +300,10 @@ def _spark_error(error: BaseException) -> str | None:
     if not isinstance(error, (PySparkException, Py4JJavaError)):
         return None
     text = str(error)
+    if "JAVA_GATEWAY_EXITED" in text:
+        java = os.environ.get("JAVA_HOME") or shutil.which("java") or "no java"
+        return (f"Spark could not start: its Java process exited at once ({java}; Spark "
+                "needs Java 17 or newer; Java's own message, if any, is above)")
     spark = re.search(r"\[[A-Z][A-Z_.]+\] [^\n]*", text)   # Spark's error class and message
     if spark is not None and "PythonException" not in text:
         return spark.group(0)[:500]
