@@ -14,7 +14,14 @@ warnings, each with the position it is about:
   compared with (``h.priority = 'high'``), constants of types that never
   compare (``x IN ('a', 1)``);
 * a LIKE without wildcards (it is ``=``) or with ``'%'`` alone (true for
-  every string).
+  every string);
+* a value where a condition belongs, the whole filter or an operand of AND,
+  OR, NOT (``'abc'``, ``total + 1``, ``p.subject``): never true, so a filter
+  of it matches no message; when the filter's text looks like a file name
+  (``examples/orders.jsonl`` reads as a division), the hint that the filter
+  was forgotten;
+* a filter of constants only that folds to FALSE or NULL (``1 = 2``,
+  ``1 / 0 = 1``): the same for every message, never true.
 
 The types come from data: the checker's ``typ`` for constants and typed
 expressions, ``FIELD_TYPES`` for the header and properties fields; whether two
@@ -23,6 +30,7 @@ sample values, so the warnings follow the rules evaluation follows.
 """
 from __future__ import annotations
 
+import re
 import uuid
 from decimal import Decimal
 from typing import Any, Iterator, NamedTuple
@@ -59,7 +67,12 @@ def lint(flt: Filter) -> list[Warning]:
         tree = _unfolded(text, dialect, options)
         if tree is None:
             continue
-        notes = sorted(_Analysis(dialect).run(tree), key=lambda note: note[0])
+        analysis = _Analysis(dialect)
+        notes = analysis.run(tree)
+        analysis.conditions(tree, text)
+        if not notes:
+            analysis.constant(tree, _checked(text, dialect, options, fold=True))
+        notes = sorted(notes, key=lambda note: note[0])
         for offset, message in notes:
             line, column = line_and_column(text, offset)
             found.append(Warning(message, offset, line, column, text))
@@ -104,6 +117,10 @@ def _filter_type(name: Any) -> Any:
 def _unfolded(text: str, dialect: Any, options: dict) -> ast.Node | None:
     """The checked tree with no constant folded: warnings are about what the
     author wrote (``'5' > 3``), which folding would have replaced."""
+    return _checked(text, dialect, options, fold=False)
+
+
+def _checked(text: str, dialect: Any, options: dict, fold: bool) -> ast.Node | None:
     from .errors import DefinitionProblem
     from .limits import DEFAULT_LIMITS
     from .sql.checker import Checker
@@ -111,7 +128,7 @@ def _unfolded(text: str, dialect: Any, options: dict) -> ast.Node | None:
     limits = options.get("limits", DEFAULT_LIMITS)
     try:
         raw = parse(text, dialect, limits, options.get("parameters"))
-        return Checker(dialect, fold=False, limits=limits).check(raw)
+        return Checker(dialect, fold=fold, limits=limits).check(raw)
     except (DefinitionProblem, RecursionError):
         return None
 
@@ -554,6 +571,49 @@ class _Analysis:
         self.note(_start(node.operand), f"{to_sql(node)} is {outcome}: LIKE reads strings, "
                                         f"and {operand.words} is never one")
 
+    # --- the filter as a whole ---
+
+    def conditions(self, tree: ast.Node, text: str) -> None:
+        """Values where a condition belongs: the whole filter, and the operands
+        of AND, OR and NOT."""
+        file_name = looks_like_file_name(text)
+        hint = f"did you forget the filter? {text.strip()!r} looks like a file name"
+        stack = [(tree, True)]
+        while stack:
+            node, root = stack.pop()
+            node = _body(node)
+            if isinstance(node, (ast.And, ast.Or)):
+                stack.extend((item, False) for item in reversed(node.items))
+                continue
+            if isinstance(node, ast.Not):
+                stack.append((node.operand, False))
+                continue
+            what = _not_a_condition(node)
+            if what is None:
+                if root and file_name and isinstance(node, (ast.Field, ast.MapRef)):
+                    self.note(_start(node), f"the filter {to_sql(node)} selects the messages "
+                                            f"whose {to_sql(node)} is the boolean TRUE; {hint}")
+                continue
+            written = to_sql(node)
+            if root:
+                self.note(_start(node), f"{written} is {what}, not a condition: the filter is "
+                                        "always unknown, so no message matches"
+                                        + (f"; {hint}" if file_name else ""))
+            else:
+                self.note(_start(node), f"{written} is {what}, not a condition: it is never "
+                                        "true (always unknown)")
+
+    def constant(self, tree: ast.Node, folded: ast.Node | None) -> None:
+        """A filter that reads no field and folds to FALSE or NULL."""
+        written, value = _body(tree), _body(folded) if folded is not None else None
+        if isinstance(written, ast.Literal) or not isinstance(value, ast.Literal) or \
+                value.value is True:
+            return
+        outcome = "always false" if value.value is False else "always unknown"
+        self.note(_start(written), f"{to_sql(written)} is {outcome}: it folds to the constant "
+                                   f"{to_sql(value)}, the same for every message, so no message "
+                                   "matches")
+
     def pattern(self, node: ast.Like, pattern: ast.Literal) -> None:
         """A pattern with no wildcard, or nothing but ``%`` (one written with an
         ESCAPE shows its author knows the wildcards: not flagged)."""
@@ -573,6 +633,50 @@ class _Analysis:
                                       f"{operand} IS NOT NULL")
 
 
+# --- values where a condition belongs ----------------------------------------------------
+
+_FILE_NAME = re.compile(r"(?:[\w~.-]+/)*[\w~-][\w.~-]*\.([A-Za-z][A-Za-z0-9]{0,7})")
+_FILE_EXTENSIONS = frozenset({
+    "jsonl", "json", "ndjson", "amqp", "parquet", "pq", "arrow", "ipc", "feather", "avro",
+    "csv", "tsv", "txt", "sql", "bin", "dat", "log", "gz", "zst", "bz2", "xz"})
+
+
+def looks_like_file_name(text: str) -> bool:
+    """Is a filter's whole text a file name (``examples/orders.jsonl``,
+    ``orders.amqp``): a path with a file extension, or a name with the
+    extension of a message, table or text file?"""
+    found = _FILE_NAME.fullmatch(text.strip())
+    return found is not None and ("/" in text or found.group(1).lower() in _FILE_EXTENSIONS)
+
+
+def _not_a_condition(node: ast.Node) -> str | None:
+    """What ``node`` is when its value can never be a boolean (so, as a
+    condition, never true), else None."""
+    if isinstance(node, ast.Literal):
+        if node.typ in ("bool", "null"):
+            return None
+        return _TYPE_WORDS.get(node.typ, "a constant") + " constant"
+    if isinstance(node, ast.Binary) or (isinstance(node, ast.Unary) and node.op == "-"):
+        return "an arithmetic expression"   # (a unary + in jms passes a boolean through)
+    if isinstance(node, ast.Unary):
+        return None
+    if isinstance(node, ast.Field) and node.section in ("header", "properties"):
+        from .described.property import FIELD_TYPES
+        kinds = FIELD_TYPES[node.section].get(node.key)
+        if not kinds or "bool" in kinds:
+            return None
+        return "a field of type " + " or ".join(kinds)
+    if isinstance(node, ast.PREDICATE_NODES) or node.typ in ("bool", "any", "null"):
+        return None
+    return _TYPE_WORDS.get(node.typ, f"of type {node.typ}")
+
+
+def _body(node: ast.Node) -> ast.Node:
+    while isinstance(node, ast.Scope):
+        node = node.body
+    return node
+
+
 def _start(node: ast.Node) -> int:
     """Where an operand begins in the text (a binary node's offset is its operator)."""
     while isinstance(node, (ast.Binary, ast.Compare)):
@@ -582,4 +686,4 @@ def _start(node: ast.Node) -> int:
     return node.offset
 
 
-__all__ = ["LintWarning", "Warning", "lint", "sql_texts"]
+__all__ = ["LintWarning", "Warning", "lint", "looks_like_file_name", "sql_texts"]
