@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -569,3 +570,578 @@ def test_match_many_subscriptions_count_as_each_filter_alone(capsys):
                           str(results.count(None))]
     assert table(out) == expected
     assert sum(int(v[0]) for v in expected.values()) > 100   # not a set that matches nothing
+
+
+# --- issue 22: every failure is one line and exits 2 -------------------------------------------
+
+BLOCKER = '''import os, sys
+_BLOCKED = set(filter(None, os.environ.get("FILTEX_TEST_BLOCK", "").split(",")))
+class _Blocker:
+    """As if these top-level modules were not installed."""
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in _BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+sys.meta_path.insert(0, _Blocker())
+'''
+
+
+def cli(*argv, env: dict | None = None, block: str = "", tmp_path: Path | None = None,
+        **options) -> subprocess.CompletedProcess:
+    """``python -m filtex ARGV`` in a subprocess; ``block``: modules that cannot be
+    imported there (a sitecustomize on PYTHONPATH makes their import fail)."""
+    environment = {**os.environ, **(env or {})}
+    environment.pop("FILTEX_DEBUG", None)
+    environment.update(env or {})
+    if block:
+        assert tmp_path is not None
+        (tmp_path / "sitecustomize.py").write_text(BLOCKER)
+        environment["PYTHONPATH"] = str(tmp_path)
+        environment["FILTEX_TEST_BLOCK"] = block
+    return subprocess.run([sys.executable, "-m", "filtex", *map(str, argv)],
+                          capture_output=True, text=True, env=environment, cwd=REPO,
+                          timeout=600, **options)
+
+
+@pytest.fixture(scope="module")
+def orders_parquet(tmp_path_factory) -> Path:
+    fa = pytest.importorskip("filtex.arrow")
+    import pyarrow.parquet as pq
+    path = tmp_path_factory.mktemp("tables") / "orders.parquet"
+    pq.write_table(fa.read(ORDERS_JSONL), path, row_group_size=7)
+    return path
+
+
+def one_error_line(done: subprocess.CompletedProcess) -> str:
+    """The run failed with exit 2 and one line on stderr, no traceback."""
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("filtex: error: "), done.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("block, argv, module, extra", [
+    ("pyarrow", ["match", "--count", EU_BIG], "pyarrow", "arrow"),
+    ("numba", ["match", "--count", EU_BIG], "numba", "arrow"),
+    ("pyarrow", ["why", EU_BIG], "pyarrow", "arrow"),
+    ("numba", ["why", "--first", "true", EU_BIG], "numba", "arrow"),
+])
+def test_a_missing_extra_is_one_line_naming_the_install_command(tmp_path, orders_parquet, block,
+                                                                 argv, module, extra):
+    line = one_error_line(cli(*argv, orders_parquet, block=block, tmp_path=tmp_path))
+    assert f"needs {module}, which is not installed" in line
+    assert f"pip install 'filtex[{extra}]'" in line and f"pip install -e '.[{extra}]'" in line
+
+
+def test_message_files_need_no_extra(tmp_path):
+    done = cli("match", "--count", EU_BIG, ORDERS_AMQP, block="pyarrow,numba,pyspark",
+               tmp_path=tmp_path)
+    assert done.returncode == 0 and table(done.stdout) == {"filter": ["21", "29", "0"]}
+
+
+def test_spark_without_pyspark(tmp_path):
+    line = one_error_line(cli("spark", "--count", "--filter", "a=x = 1", EXAMPLES,
+                              block="pyspark", tmp_path=tmp_path))
+    assert "filtex spark needs pyspark, which is not installed" in line
+    assert "pip install 'filtex[spark]'" in line and "pip install -e '.[spark]'" in line
+
+
+@pytest.mark.parametrize("how", ["env", "option", "option before the command"])
+def test_debug_shows_the_traceback_and_still_exits_2(tmp_path, orders_parquet, how):
+    argv = ["match", "--count", EU_BIG, orders_parquet]
+    env = {}
+    if how == "env":
+        env["FILTEX_DEBUG"] = "1"
+    elif how == "option":
+        argv.insert(1, "--debug")
+    else:
+        argv.insert(0, "--debug")
+    done = cli(*argv, env=env, block="pyarrow", tmp_path=tmp_path)
+    assert done.returncode == 2
+    assert "Traceback" in done.stderr and "ModuleNotFoundError: No module named 'pyarrow'" \
+        in done.stderr
+    assert done.stderr.splitlines()[-1].startswith("filtex: error: reading Parquet")
+
+
+def _spark_argv() -> list:
+    return ["spark", "--count", "--filter", "a=x = 1", EXAMPLES]
+
+
+def test_spark_without_java(tmp_path):
+    pytest.importorskip("pyspark")
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    environment = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    environment["PATH"] = str(empty)   # no java on it (python is run by its full path)
+    done = subprocess.run([sys.executable, "-m", "filtex", *map(str, _spark_argv())],
+                          capture_output=True, text=True, env=environment, cwd=REPO)
+    line = one_error_line(done)
+    assert "needs Java 17 or newer" in line and "no java on PATH and JAVA_HOME is not set" in line
+    line = one_error_line(cli(*_spark_argv(), env={"JAVA_HOME": str(tmp_path)}))
+    assert f"JAVA_HOME is {tmp_path}, which has no bin/java" in line
+
+
+def test_spark_with_a_java_that_cannot_start(tmp_path):
+    """Spark's launcher runs JAVA_HOME's java, which exits at once: one line, exit 2 (Java's
+    own messages come before it)."""
+    pytest.importorskip("pyspark")
+    java = tmp_path / "bin" / "java"
+    java.parent.mkdir()
+    java.write_text("#!/bin/sh\necho 'this java cannot start' >&2\nexit 1\n")
+    java.chmod(0o755)
+    done = cli(*_spark_argv(), env={"JAVA_HOME": str(tmp_path)})
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith("filtex: error: Spark could not start: its Java process exited")
+
+
+def test_an_unexpected_error_is_one_line_unless_debugging(capsys, monkeypatch):
+    import filtex.lint
+
+    def broken(flt):
+        raise RuntimeError("the linter broke\nsecond line")
+    monkeypatch.setattr(filtex.lint, "lint", broken)
+    monkeypatch.delenv("FILTEX_DEBUG", raising=False)
+    code, out, err = run(capsys, "check", "a = 1")
+    assert code == 2 and out == ""
+    assert err == ("filtex: error: unexpected RuntimeError: the linter broke (--debug or "
+                   "FILTEX_DEBUG=1 shows the traceback)\n")
+    code, _, err = run(capsys, "check", "--debug", "a = 1")
+    assert code == 2 and "Traceback" in err and "in broken" in err
+    monkeypatch.setenv("FILTEX_DEBUG", "1")
+    code, _, err = run(capsys, "check", "a = 1")
+    assert code == 2 and "Traceback" in err
+    monkeypatch.setenv("FILTEX_DEBUG", "0")
+    assert "Traceback" not in run(capsys, "check", "a = 1")[2]
+
+
+def test_interrupted_is_130_without_a_traceback(capsys, monkeypatch):
+    import filtex.cli.match as match_module
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(match_module, "read_records", interrupted)
+    code, _, err = run(capsys, "match", "TRUE", ORDERS_JSONL)
+    assert (code, err) == (130, "filtex: interrupted\n")
+
+
+# --- issue 22: exit codes as grep's ------------------------------------------------------------
+
+def test_match_exit_codes_follow_grep(capsys, tmp_path):
+    out = tmp_path / "out.jsonl"
+    assert run(capsys, "match", EU_BIG, ORDERS_JSONL, "-o", out)[0] == 0
+    assert run(capsys, "match", "region = 'Mars'", ORDERS_JSONL, "-o", out)[0] == 1
+    assert out.read_bytes() == b""
+    assert run(capsys, "match", "--invert", "TRUE", ORDERS_JSONL, "-o", out)[0] == 1
+    # several subscriptions: 0 when any selects a message, 1 when none does
+    many = ["--filter", "mars=region = 'Mars'", "--filter", "odd=total > 'x'"]
+    assert run(capsys, "match", "--count", *many, ORDERS_JSONL)[0] == 1
+    assert run(capsys, "match", "--count", *many, "--filter", f"eu={EU_BIG}",
+               ORDERS_JSONL)[0] == 0
+    assert run(capsys, "match", *many, ORDERS_JSONL, "-o", tmp_path / "{name}.jsonl")[0] == 1
+    # an error wins over a match (as grep without -q)
+    assert run(capsys, "match", EU_BIG, tmp_path / "missing.jsonl", ORDERS_JSONL,
+               "-o", out)[0] == 2
+
+
+# --- issue 22: -o - --------------------------------------------------------------------------
+
+def test_output_dash_is_stdout(capsysbinary, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["match", EU_BIG, str(ORDERS_JSONL), "-o", "-"]) == 0
+    out, _ = capsysbinary.readouterr()
+    assert out == b"\n".join(expected_raws(ORDERS_JSONL, EU_BIG)) + b"\n"
+    assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--count", "-o", "-", "TRUE"], "--count prints its table on stdout"),
+    (["--filter", "a=TRUE", "--filter", "b=TRUE", "-o", "-"], "give -o with {name}"),
+])
+def test_output_dash_refused_where_it_cannot_work(capsys, argv, fragment):
+    code, _, err = run(capsys, "match", *argv, ORDERS_JSONL)
+    assert code == 2 and fragment in err
+
+
+def test_stdout_appending_to_an_input_is_refused(tmp_path):
+    copy = tmp_path / "orders.jsonl"
+    copy.write_bytes(ORDERS_JSONL.read_bytes())
+    with open(copy, "ab") as appended:
+        done = subprocess.run([sys.executable, "-m", "filtex", "match", "TRUE", str(copy)],
+                              stdout=appended, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    assert done.returncode == 2 and "the input is also the output (stdout)" in done.stderr
+    assert copy.read_bytes() == ORDERS_JSONL.read_bytes()
+
+
+@pytest.mark.skipif(not Path("/bin/bash").exists(), reason="needs bash")
+def test_match_reads_a_pipe_given_as_a_path():
+    """<(cat file) is a pipe: its first bytes are not sniffed for Parquet and lost."""
+    command = f"'{sys.executable}' -m filtex match --count TRUE <(cat '{ORDERS_JSONL}')"
+    done = subprocess.run(["/bin/bash", "-c", command], capture_output=True, text=True,
+                          cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert table(done.stdout) == {"filter": ["50", "0", "0"]}
+
+
+# --- issue 22: a filter kept in a file -----------------------------------------------------------
+
+def test_filter_file_for_check_match_and_why(capsys, tmp_path, monkeypatch):
+    path = tmp_path / "eu.sql"
+    path.write_text("region = 'EU'\n  AND total > 100\n")   # several lines, as kept in a file
+    code, out, _ = run(capsys, "check", "-f", path)
+    assert code == 0 and out.startswith("ok: sql filter")
+    code, out, _ = run(capsys, "match", "--count", "--filter-file", path, ORDERS_AMQP)
+    assert code == 0 and table(out) == {"filter": ["21", "29", "0"]}   # every operand an input
+    code, out, _ = run(capsys, "why", "-f", path, ORDERS_JSONL)
+    assert code == 1 and out.startswith("result: false")
+    stdin_bytes(monkeypatch, path.read_bytes())
+    assert run(capsys, "check", "-f", "-")[0] == 0
+
+
+def test_filter_file_errors_name_the_file(capsys, tmp_path, monkeypatch):
+    path = tmp_path / "bad.sql"
+    path.write_text("region = 'EU'\n  AND h.colour > 4\n")
+    code, _, err = run(capsys, "check", "-f", path)
+    assert code == 2
+    assert err.startswith(f"filtex: error: {path}: line 2, column 9: 'colour' is not a field")
+    path.write_text("region = 'EU' AND x = NULL")
+    code, _, err = run(capsys, "check", "-f", path)
+    assert code == 0 and err.startswith(f"filtex: warning: {path}: line 1, column 23: x = NULL")
+    code, _, err = run(capsys, "check", "-f", tmp_path / "missing.sql")
+    assert code == 2 and "missing.sql: cannot read: No such file or directory" in err
+    code, _, err = run(capsys, "check", "-f", ORDERS_AMQP)
+    assert code == 2 and "not UTF-8 text" in err and "is it a message file?" in err
+    code, _, err = run(capsys, "check", "-f", path, "a = 1")
+    assert code == 2 and "FILTER or -f FILE, not both" in err
+    code, _, err = run(capsys, "match", "-f", path, "--filter", "a=TRUE", ORDERS_JSONL)
+    assert code == 2 and "not both" in err
+    stdin_bytes(monkeypatch, b"TRUE")
+    code, _, err = run(capsys, "match", "-f", "-")
+    assert code == 2 and "-f - reads the filter from stdin" in err
+
+
+# --- issue 22: bound parameters ------------------------------------------------------------------
+
+def test_param_is_a_string_and_param_json_a_typed_value(capsys):
+    text = "region = @r AND total > @t"
+    code, out, _ = run(capsys, "match", "--count", text, ORDERS_JSONL, "--param", "r=EU",
+                       "--param-json", "t=100")
+    assert code == 0 and table(out) == {"filter": ["21", "29", "0"]}
+    # --param t=100 is the string '100': comparing a float with it fails (unknown)
+    code, out, _ = run(capsys, "match", "--count", "total > @t", ORDERS_JSONL, "--param", "t=100")
+    assert code == 1 and table(out) == {"filter": ["0", "0", "50"]}
+    decimal = '{"@type": "decimal64", "value": "100"}'
+    code, out, _ = run(capsys, "match", "--count", "total > @t", ORDERS_JSONL,
+                       "--param-json", f"t={decimal}")
+    assert code == 0 and table(out)["filter"][0] == str(sum(
+        1 for m in read_messages(ORDERS_JSONL)
+        if filtex.compile_sql("total > 100.0").evaluate(m)))
+    code, _, _ = run(capsys, "check", "--param-json", "n=null", "--param", "@s=x",
+                     "a = @n OR b = @s")
+    assert code == 0
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["a = 1", "--param", "x=1"], "parameter @x is not used in the filter"),
+    (["a = @x"], "a parameter needs"),
+    (["a = @x", "--param", "y=1"], "no value is given for parameter @x"),
+    (["a = @x", "--param", "x"], "--param takes NAME=VALUE"),
+    (["a = @x", "--param", "x=1", "--param-json", "x=2"], "'x' is given twice"),
+    (["a = @x", "--param-json", "x=[1"], "--param-json x: invalid JSON"),
+    (["a = @x", "--param-json", 'x={"@type": "timestamp", "value": 5}'],
+     "--param-json: parameter @x: a timestamp value cannot be bound"),
+    (["a = @x", "--param", "1x=a"], "malformed parameter name"),
+    (['{"described": "amqp:application-properties-filter", "value": {"a": "b"}}',
+      "--filter-json", "--param", "x=1"], "a described filter or a filter set has none"),
+])
+def test_bad_parameters_exit_2(capsys, argv, fragment):
+    code, _, err = run(capsys, "check", *argv)
+    assert code == 2 and fragment in err
+
+
+def test_params_go_to_the_subscriptions_that_use_them(capsys):
+    code, out, _ = run(capsys, "match", "--count", "--filter", "eu=region = @r",
+                       "--filter", "big=total > @t", "--filter", "all=TRUE", "--param", "r=EU",
+                       "--param-json", "t=100", ORDERS_JSONL)
+    expected = {}
+    for name, text in (("eu", "region = 'EU'"), ("big", "total > 100"), ("all", "TRUE")):
+        results = [filtex.compile_sql(text).evaluate(m) for m in read_messages(ORDERS_JSONL)]
+        expected[name] = [str(results.count(v)) for v in (True, False, None)]
+    assert code == 0 and table(out) == expected
+    code, _, err = run(capsys, "match", "--count", "--filter", "eu=region = @r",
+                       "--param", "r=EU", "--param", "unused=1", ORDERS_JSONL)
+    assert code == 2 and "--param unused: no filter uses @unused" in err
+
+
+# --- issue 22: -q ------------------------------------------------------------------------------
+
+def test_quiet_writes_nothing_and_answers_by_the_exit_status(capsys, tmp_path):
+    assert run(capsys, "match", "-q", EU_BIG, ORDERS_JSONL) == (0, "", "")
+    assert run(capsys, "match", "--quiet", "region = 'Mars'", ORDERS_JSONL) == (1, "", "")
+    assert run(capsys, "match", "-q", "--invert", "TRUE", ORDERS_JSONL) == (1, "", "")
+    assert run(capsys, "match", "-q", "--filter", "a=region = 'Mars'", "--filter", f"b={EU_BIG}",
+               ORDERS_AMQP) == (0, "", "")
+    # a match found exits 0 even after an error (grep -q); no match after one exits 2
+    code, _, err = run(capsys, "match", "-q", EU_BIG, tmp_path / "missing", ORDERS_JSONL)
+    assert code == 0 and "missing: cannot read" in err
+    assert run(capsys, "match", "-q", "region = 'Mars'", tmp_path / "missing",
+               ORDERS_JSONL)[0] == 2
+
+
+def test_quiet_stops_at_the_first_match(capsys, tmp_path):
+    path = tmp_path / "long.jsonl"
+    good = ORDERS_JSONL.read_bytes()
+    path.write_bytes(good * 4 + b"not json\n" * 10)   # 200 messages, then garbage
+    assert run(capsys, "match", "-q", EU_BIG, path) == (0, "", "")   # garbage never read
+    code, _, err = run(capsys, "match", "--count", EU_BIG, path)
+    assert code == 2 and "not json" not in err and "10 unreadable records" in err
+
+
+def test_quiet_answers_a_pipe_at_the_first_match():
+    """The writer keeps its end open: filtex -q must exit on the first matching message
+    without waiting for more input (or for a batch to fill)."""
+    proc = subprocess.Popen([sys.executable, "-m", "filtex", "match", "-q", "region = 'EU'"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=REPO)
+    try:
+        proc.stdin.write(b'{"application-properties": {"region": "US"}}\n'
+                         b'{"application-properties": {"region": "EU"}}\n')
+        proc.stdin.flush()
+        assert proc.wait(timeout=120) == 0
+        assert proc.stdout.read() == b"" and proc.stderr.read() == b""
+    finally:
+        proc.kill()
+        proc.stdin.close()
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+@pytest.mark.parametrize("extra", [["--count"], ["-o", "x.jsonl"], ["--json"]])
+def test_quiet_refuses_output_options(capsys, extra):
+    code, _, err = run(capsys, "match", "-q", *extra, "TRUE", ORDERS_JSONL)
+    assert code == 2 and "-q writes nothing" in err
+
+
+# --- issue 22: --json counts --------------------------------------------------------------------
+
+def test_count_json_is_one_object(capsys):
+    code, out, err = run(capsys, "match", "--count", "--json", "--filter", f"eu={EU_BIG}",
+                         "--filter", "odd=total > 'x'", ORDERS_JSONL, ORDERS_AMQP)
+    assert code == 0
+    counts = json.loads(out)
+    assert counts["messages"] == 100 and counts["unreadable"] == 0
+    assert list(counts["subscriptions"]) == ["eu", "odd"]
+    assert counts["subscriptions"]["eu"] == {"matched": 42, "not_matched": 58, "unknown": 0,
+                                             "unknown_reasons": {}}
+    odd = counts["subscriptions"]["odd"]
+    assert (odd["matched"], odd["unknown"]) == (0, 100)
+    assert odd["unknown_reasons"] == {"cannot compare floating-point with string": 100}
+    assert "odd: 100 unknown results" in err   # the report stays on stderr
+    code, _, err = run(capsys, "match", "--json", "TRUE", ORDERS_JSONL)
+    assert code == 2 and "give --count too" in err
+
+
+# --- issue 22: why --index / --first ----------------------------------------------------------
+
+def first_with(path: Path, text: str, result) -> int:
+    flt = filtex.compile_sql(text)
+    return next(n for n, m in enumerate(read_messages(path), 1) if flt.evaluate(m) is result)
+
+
+@pytest.mark.parametrize("path", [ORDERS_JSONL, ORDERS_AMQP])
+def test_why_index_explains_the_nth_message(capsys, path):
+    messages = list(read_messages(path))
+    positions = [record.position for record in read_records(path)]
+    flt = filtex.compile_sql(EU_BIG)
+    for n in (1, 2, 50):
+        code, out, _ = run(capsys, "why", "--index", n, EU_BIG, path)
+        lines = out.splitlines()
+        assert lines[0] == f"message {n} ({positions[n - 1]})"
+        assert lines[1].startswith("result: ")
+        assert "\n".join(lines[2:]) == str(flt.explain(messages[n - 1]))
+        assert code == (0 if flt.evaluate(messages[n - 1]) is True else 1)
+    code, _, err = run(capsys, "why", "--index", 51, EU_BIG, path)
+    assert code == 2 and "no message 51 (it has 50)" in err
+
+
+@pytest.mark.parametrize("result, word", [(True, "true"), (False, "false"), (None, "unknown")])
+def test_why_first_finds_the_first_message_of_a_result(capsys, result, word):
+    text = f"{EU_BIG} OR coupon = 'x'"   # message 1 is unknown, 3 false, 9 true
+    want = first_with(ORDERS_JSONL, text, result)
+    outcome = filtex.compile_sql(text).outcome(list(read_messages(ORDERS_JSONL))[want - 1])
+    code, out, _ = run(capsys, "why", "--first", word, text, ORDERS_JSONL)
+    assert out.splitlines()[:2] == [f"message {want} (line {want})", f"result: {word}"
+                                    + (f" ({outcome.reason})" if outcome.reason else "")]
+    assert code == (0 if result is True else 1)
+
+
+def test_why_first_that_finds_nothing(capsys, monkeypatch, tmp_path):
+    code, out, err = run(capsys, "why", "--first", "true", "region = 'Mars'", ORDERS_JSONL)
+    assert (code, out) == (1, "")
+    assert "no message's result is true (50 read)" in err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"not json\n" + ORDERS_JSONL.read_bytes())
+    code, _, err = run(capsys, "why", "--first", "true", "region = 'Mars'", bad)
+    assert code == 2 and "line 1: invalid JSON" in err and "(skipped)" in err
+    code, out, _ = run(capsys, "why", "--first", "true", "region = 'EU'", bad)
+    want = 1 + first_with(ORDERS_JSONL, "region = 'EU'", True)
+    assert code == 0 and out.startswith(f"message {want} (line {want})")
+    code, _, err = run(capsys, "why", "--index", 1, "TRUE", bad)
+    assert code == 2 and "line 1: invalid JSON" in err
+    stdin_bytes(monkeypatch, ORDERS_AMQP.read_bytes())
+    want = first_with(ORDERS_AMQP, EU_BIG, True)
+    code, out, _ = run(capsys, "why", "--first", "true", EU_BIG, "-")
+    assert code == 0 and out.startswith(f"message {want} (frame {want} at byte")
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--index", "2", "TRUE", "{}"], "pick a message of a file"),
+    (["--index", "0", "TRUE", "-"], "the first message is 1"),
+    (["--index", "2", "--first", "true", "TRUE", "-"], "not allowed with"),
+    (["TRUE"], "why takes FILTER MESSAGE"),
+])
+def test_why_bad_picks_exit_2(capsys, argv, fragment):
+    try:
+        code = main(["why", *argv])
+    except SystemExit as raised:
+        code = raised.code
+    assert code == 2 and fragment in capsys.readouterr().err
+
+
+def test_why_reads_tables(capsys, orders_parquet):
+    pytest.importorskip("numba")
+    messages = list(read_messages(ORDERS_JSONL))
+    flt = filtex.compile_sql(EU_BIG)
+    code, out, _ = run(capsys, "why", "--index", 9, EU_BIG, orders_parquet)
+    assert out.splitlines()[0] == "message 9 (row 9)"
+    assert out.splitlines()[1] == "result: " + {True: "true", False: "false"}[
+        flt.evaluate(messages[8])]
+    want = first_with(ORDERS_JSONL, EU_BIG, True)
+    code, out, _ = run(capsys, "why", "--first", "true", EU_BIG, orders_parquet)
+    assert code == 0 and out.splitlines()[:2] == [f"message {want} (row {want})", "result: true"]
+
+
+# --- issue 22: flat tables in match ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def flat_parquet(tmp_path_factory):
+    pa = pytest.importorskip("pyarrow")
+    pytest.importorskip("numba")
+    import pyarrow.parquet as pq
+    rows = [{"area": ["EU", "US", None][i % 3], "amount": [5.0, 150.0, None, 120.0][i % 4],
+             "prio": [1, 5, 9][i % 3]} for i in range(40)]
+    schema = pa.schema([("area", pa.string()), ("amount", pa.float64()), ("prio", pa.uint8())])
+    path = tmp_path_factory.mktemp("flat") / "flat.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path, row_group_size=16)
+    return path, rows
+
+
+def flat_messages(rows: list[dict], nulls: str = "absent") -> list:
+    from proton import ubyte
+    return [filtex.Message(header={"priority": ubyte(r["prio"])}, application_properties={
+        key: r[column] for column, key in (("area", "region"), ("amount", "total"))
+        if r[column] is not None or nulls == "null"}) for r in rows]
+
+
+MAPPING = ["--mapping", "area=region", "--mapping", "amount=total",
+           "--mapping", "prio=header:priority"]
+
+
+def test_match_flat_parquet_with_a_mapping(capsys, tmp_path, flat_parquet):
+    import pyarrow.parquet as pq
+    path, rows = flat_parquet
+    text = "region = 'EU' AND total > 100 OR h.priority > 8"
+    results = [filtex.compile_sql(text).evaluate(m) for m in flat_messages(rows)]
+    code, out, _ = run(capsys, "match", "--count", text, path, *MAPPING)
+    assert code == 0 and table(out)["filter"] == [
+        str(results.count(True)), str(results.count(False)), str(results.count(None))]
+    out_path = tmp_path / "selected.parquet"
+    assert run(capsys, "match", text, path, *MAPPING, "-o", out_path)[0] == 0
+    written = pq.read_table(out_path)
+    assert written.schema.names == ["area", "amount", "prio"]   # the input's own columns
+    assert written.to_pylist() == [r for r, v in zip(rows, results) if v is True]
+    # null cells: absent by default, present and null with --nulls null
+    exists = "EXISTS(region)"
+    present = [filtex.compile_sql(exists).evaluate(m) for m in flat_messages(rows, "null")]
+    code, out, _ = run(capsys, "match", "--count", exists, path, *MAPPING, "--nulls", "null")
+    assert table(out)["filter"][0] == str(present.count(True)) == "40"
+    code, out, _ = run(capsys, "match", "--count", exists, path, *MAPPING)
+    assert table(out)["filter"][0] == str(sum(r["area"] is not None for r in rows))
+
+
+def test_mapping_where_it_cannot_apply(capsys, flat_parquet, orders_parquet):
+    path, _ = flat_parquet
+    code, _, err = run(capsys, "match", "--count", "TRUE", orders_parquet, *MAPPING)
+    assert code == 2 and "--mapping is for flat tables, and this is a filtex message table" in err
+    code, _, err = run(capsys, "match", "--count", "TRUE", ORDERS_JSONL, *MAPPING)
+    assert code == 2 and "skipped: --mapping is for Parquet and Arrow IPC tables" in err
+    code, _, err = run(capsys, "match", "--count", "TRUE", path, "--mapping", "nosuch=x")
+    assert code == 2 and "mapping names column 'nosuch'" in err
+    code, _, err = run(capsys, "match", "--count", "TRUE", path, "--mapping", "a=header:nosuch")
+    assert code == 2 and "header has no field 'nosuch'" in err
+
+
+# --- issue 22: the progress line's share and time left -------------------------------------------
+
+def test_progress_shows_the_share_read_and_the_time_left():
+    terminal = Terminal()
+    progress = Progress(terminal)
+    progress.fraction = lambda: 0.25
+    progress.start -= 30   # 30 s in, a quarter read: 1:30 left
+    progress.next_draw = 0
+    progress.update(1000, 3, 0)
+    assert terminal.getvalue().rstrip().endswith("25%  1:30 left")
+    progress.fraction = lambda: None   # an input of unknown size (a pipe)
+    progress.next_draw = 0
+    progress.update(2000, 3, 0)
+    assert "left" not in terminal.getvalue().rsplit("\r", 1)[-1]
+
+
+@pytest.mark.parametrize("fixture", ["regular", "parquet"])
+def test_match_progress_share_by_bytes_or_rows(capsys, monkeypatch, request, fixture):
+    import filtex.cli.progress as progress_module
+    path = ORDERS_JSONL if fixture == "regular" else request.getfixturevalue("orders_parquet")
+    monkeypatch.setattr(progress_module, "REFRESH", 0)   # draw after every batch
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["match", "--count", EU_BIG, str(path)]) == 0
+    shares = re.findall(r"(\d+)%  \d+:\d\d left", terminal.getvalue())
+    if fixture == "regular":   # one chunk read holds the whole small file
+        assert shares and shares[-1] == "100"
+    else:                      # row groups of 7 rows: 7/50 = 14%, 28%, ...
+        assert shares[:3] == ["14", "28", "42"] and shares[-1] == "100"
+
+
+# --- issue 22: a filter forgotten ----------------------------------------------------------------
+
+def test_check_warns_when_the_filter_is_a_file_name(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(REPO)
+    code, out, err = run(capsys, "check", "examples/orders.jsonl")
+    assert code == 0 and "(1 warning)" in out
+    assert "did you forget the filter? 'examples/orders.jsonl' looks like a file name" in err
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "color").write_text("")
+    code, out, err = run(capsys, "check", "color")   # a fine filter, and a file here
+    assert code == 0 and "did you forget the filter? 'color' is a file" in err
+    (tmp_path / "a b.txt").write_text("")
+    code, _, err = run(capsys, "check", "a b.txt")   # no filter at all: the error says so too
+    assert code == 2 and "did you forget the filter? 'a b.txt' is a file" in err
+
+
+def test_match_warns_when_its_only_operand_is_a_file(capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    stdin_bytes(monkeypatch, b"")
+    code, _, err = run(capsys, "match", "examples/orders.jsonl")
+    assert code == 1
+    assert err.startswith("filtex: warning: FILTER 'examples/orders.jsonl' is not an input: "
+                          "with no INPUT the messages are read from stdin; did you forget the "
+                          "filter?")
+    stdin_bytes(monkeypatch, b"")
+    assert "warning" not in run(capsys, "match", "TRUE")[2]
+
+
+def test_reasons_must_be_a_count(capsys):
+    with pytest.raises(SystemExit) as raised:
+        main(["match", "--reasons", "-1", "TRUE"])
+    assert raised.value.code == 2 and "a count is 0 or more" in capsys.readouterr().err

@@ -95,7 +95,7 @@ def _check(option: str, name: str, value: Any) -> None:
     try:
         normalize_parameters({name: value})
     except FilterError as error:
-        raise CommandError(f"{option} {name}: {error.problem}") from None
+        raise CommandError(f"{option}: {error.problem}") from None
 
 
 def used_parameters(text: str, dialect: str, json_form: bool) -> set[str] | None:

@@ -108,13 +108,13 @@ class TableInput:
         if not self.flat:
             from ..arrow import read_batches
             for batch in read_batches(self.path):
-                yield batch, batch
                 self._advance(batch.num_rows)
+                yield batch, batch
             return
         from ..arrow.flat import message_batch_of
         for batch in self._flat_batches():
-            yield message_batch_of(batch, self.mapping, nulls=self.nulls or "absent"), batch
             self._advance(batch.num_rows)
+            yield message_batch_of(batch, self.mapping, nulls=self.nulls or "absent"), batch
 
     def _flat_batches(self) -> Iterator[Any]:
         import pyarrow.ipc as ipc
