@@ -186,8 +186,8 @@ def _filter_options(parser: argparse.ArgumentParser, file: bool = True) -> None:
 
 def _format_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS,
-                        help="message file format (default: detected from the first bytes; "
-                        "Parquet and Arrow IPC files are always detected)")
+                        help="read every input as this message file format (default: "
+                        "detected from the first bytes, Parquet and Arrow IPC included)")
 
 
 def _table_options(parser: argparse.ArgumentParser) -> None:

@@ -500,7 +500,7 @@ def _position(stream: Any, size: int) -> Callable[[], float | None]:
     """The share of a regular file's bytes ``stream`` has read (from where it
     was when given: stdin may start part-way)."""
     try:
-        start = stream.tell()
+        start: int = stream.tell()
     except (OSError, AttributeError, ValueError):
         return lambda: None
     if size <= start:
@@ -508,7 +508,8 @@ def _position(stream: Any, size: int) -> Callable[[], float | None]:
 
     def share() -> float | None:
         try:
-            return min(1.0, (stream.tell() - start) / (size - start))
+            read: int = stream.tell() - start
+            return min(1.0, read / (size - start))
         except (OSError, ValueError):
             return None
     return share

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError("--mapping and --nulls are for Parquet and Arrow IPC tables")
         message, connection = _from_json_text(spec.encode("utf-8", "surrogatepass"),
                                               "MESSAGE")
-        found = Found(1, "MESSAGE", message, connection)
+        found: Found | None = Found(1, "MESSAGE", message, connection)
     else:
         unreadable = _Skipped()
         found = _find(spec, args, mapping, flt, unreadable)
@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
                   f"read{f', {unreadable.count:,} unreadable' if unreadable.count else ''})",
                   file=sys.stderr)
             return BAD if unreadable.count else NO_MATCH
+    assert found is not None
     outcome = flt.outcome(found.message, found.connection)
     if picked:
         _print(f"message {found.number} ({found.position})")
