@@ -8,6 +8,7 @@ Once through a real ``spark-submit`` of ``tools/spark_subscriptions.py``.
 """
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -140,6 +141,25 @@ def test_count_only_in_another_dialect(spark, archive, tmp_path, capsys):
     assert table == {name: _engine(text, messages, "jms") for name, text in jms.items()}
     assert set(os.listdir(tmp_path)) == before
     assert main(["spark", "--count", "--filter", "never=region = 'nowhere'", *inputs]) == 1
+    capsys.readouterr()
+    # --json: the same counts as one object; --param binds @names as filtex match does
+    argv = ["spark", "--count", "--json", "--dialect", "jms", "--filter",
+            "prio=JMSPriority > @p AND region IN ('EU', 'US')", "--param-json", "p=6",
+            "--filter", "never=region = @r", "--param", "r=nowhere", *inputs]
+    assert main(argv) == 0
+    counts = json.loads(capsys.readouterr().out)
+    assert counts["messages"] == len(messages)
+    assert {name: tuple(c[k] for k in ("matched", "not_matched", "unknown"))
+            for name, c in counts["subscriptions"].items()} == table
+
+
+def test_writing_nothing_exits_1_as_counting_nothing_does(spark, archive, tmp_path, capsys):
+    inputs, _ = archive
+    out = tmp_path / "out"
+    assert main(["spark", "--filter", "never=region = 'nowhere'", "-o", str(out), *inputs]) == 1
+    assert spark.read.parquet(str(out / "never")).count() == 0
+    assert _table(capsys.readouterr().out) == {"never": _engine("region = 'nowhere'",
+                                                                archive[1])}
 
 
 def test_flat_parquet_with_a_mapping(spark, tmp_path, capsys):
@@ -161,6 +181,14 @@ def test_flat_parquet_with_a_mapping(spark, tmp_path, capsys):
     assert _table(capsys.readouterr().out) == {n: _engine(t, messages) for n, t in subs.items()}
     assert main(argv[:-1] + ["--mapping", "nosuch=x", argv[-1]]) == 2
     assert "--mapping names column 'nosuch'" in capsys.readouterr().err
+    # --nulls null: a null cell is a field present with a null value (EXISTS tells)
+    exists = {"has-region": "EXISTS(region)"}
+    with_nulls = [filtex.Message(application_properties={"region": r["region"]}) for r in rows]
+    assert main(["spark", "--count", *_filters(exists), "--nulls", "null",
+                 str(tmp_path / "flat.parquet")]) == 0
+    assert _table(capsys.readouterr().out) == {
+        "has-region": _engine("EXISTS(region)", with_nulls)} != {
+        "has-region": _engine("EXISTS(region)", messages)}
 
 
 def test_bad_filters_and_inputs_exit_2_before_spark_runs(archive, tmp_path, capsys):
@@ -182,6 +210,17 @@ def test_bad_filters_and_inputs_exit_2_before_spark_runs(archive, tmp_path, caps
     assert "--output DIR" in capsys.readouterr().err
     assert main(["spark", "--count", "--filter", "../up=x = 1", *inputs]) == 2
     assert "NAME=TEXT" in capsys.readouterr().err
+    assert main(["spark", "--count", "--overwrite", "--filter", "a=x = 1", *inputs]) == 2
+    assert "--overwrite is for --output DIR" in capsys.readouterr().err
+    assert main(["spark", "--count", "--filter", "a=x = @v", *inputs]) == 2
+    assert "a: line 1, column 5: unexpected character '@'" in capsys.readouterr().err
+
+
+def test_nulls_is_for_flat_tables(spark, archive, capsys):
+    inputs, _ = archive
+    assert main(["spark", "--count", "--nulls", "null", "--filter", "a=x = 1", *inputs]) == 2
+    assert "--nulls is for flat Parquet; the input is a message table" in \
+        capsys.readouterr().err
 
 
 def _spark_submit() -> Path:
