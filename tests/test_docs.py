@@ -15,6 +15,8 @@
 - Python blocks without ``>>>`` (a sketch around a Kafka topic, a cluster) must
   at least be valid Python; ``sh`` blocks are shown, not run (a set-up command,
   a cluster, a benchmark of minutes): say near one why it cannot run here.
+- Every option of every ``filtex`` command (argparse's own list) is named on
+  docs/cli.md.
 - ``mkdocs build --strict`` (mkdocs.yml: every page in the nav, every link and
   anchor resolved) succeeds, and README.md's links lead to files that exist.
 """
@@ -198,6 +200,25 @@ def test_shell_examples_exist():
     cli = [command for block in blocks(REPO / "docs" / "cli.md")
            if block.language == "console" for command in commands(block)]
     assert sum(command.startswith("filtex ") for _, command, _ in cli) >= 10
+
+
+def test_every_command_line_option_is_documented():
+    """Each option of each command (as argparse knows it) is named on the command-line
+    page, so a new option cannot ship without its line in a table."""
+    import argparse
+
+    from filtex.cli import build_parser
+    page = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    missing = []
+    for name, command in [("filtex", parser), *commands.choices.items()]:
+        for action in command._actions:
+            names = [o for o in action.option_strings if o.startswith("--") and o != "--help"]
+            if names and not any(re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", page)
+                                 for o in names):
+                missing.append(f"{name} {names[0]}")
+    assert not missing, f"docs/cli.md does not name: {', '.join(missing)}"
 
 
 # --- the site and the links --------------------------------------------------------------
