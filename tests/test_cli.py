@@ -396,6 +396,17 @@ def test_why_true_false_and_unknown(capsys):
     assert "^ cannot compare floating-point with string" in out
 
 
+def test_options_may_sit_among_the_operands_of_every_command(capsys):
+    """As in grep: ``filtex why FILTER --index 2 FILE``, ``filtex check FILTER
+    --dialect jms``, as ``match`` always took them."""
+    code, out, _ = run(capsys, "why", EU_BIG, "--index", "2", ORDERS_JSONL)
+    assert code in (0, 1) and out.startswith("message 2 (line 2)\n")
+    code, out, _ = run(capsys, "why", EU_BIG, "--index", "2", "--", ORDERS_JSONL)
+    assert out.startswith("message 2 (line 2)\n")
+    code, _, err = run(capsys, "check", "JMSPriority > 4", "--dialect", "jms")
+    assert code == 0 and "jms dialect" in err + _
+
+
 def test_why_reads_stdin_and_a_pretty_printed_file(capsys, monkeypatch, tmp_path):
     stdin_bytes(monkeypatch, ORDERS_AMQP.read_bytes())
     assert run(capsys, "why", "region = 'EU'", "-")[0] == 0

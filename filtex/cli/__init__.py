@@ -235,10 +235,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     lead = 0   # `filtex --debug match ...`: the options before the command
     while argv[lead:lead + 1] == ["--debug"]:
         lead += 1
-    if argv[lead:lead + 1] == ["match"]:   # options may follow FILTER and sit between INPUTs
-        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        args = commands.choices["match"].parse_intermixed_args(argv[lead + 1:])
-        args.command = "match"
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    command = argv[lead] if lead < len(argv) else None
+    if command in commands.choices:   # options may sit anywhere among the operands, as in grep
+        args = commands.choices[command].parse_intermixed_args(argv[lead + 1:])
+        args.command = command
         if lead:
             args.debug = True
     else:
