@@ -63,6 +63,13 @@ class Record(NamedTuple):
     fatal: bool
 
 
+PAUSE = Record("pause", b"", None, None, False)
+"""Not a record: yielded (the object itself, compare with ``is``) only when the
+stream has ``would_wait()`` and says the next read would wait: the records
+before it are all the input holds for now. A live reader (``filtex.cli.live``)
+evaluates them then instead of waiting for a full batch, as grep does."""
+
+
 def detect_format(head: bytes) -> Format:
     """``amqp`` or ``jsonl`` from the first byte of a non-empty input: a first
     byte 0x00 is the high byte of a frame size (below 16 MiB), which no text
@@ -104,6 +111,13 @@ def _opened(source: Source) -> Iterator[IO[bytes]]:
     else:
         raise TypeError(f"a message source is a path, '-' or a binary file, "
                         f"not {type(source).__name__}")
+
+
+def _paused(stream: IO[bytes]) -> bool:
+    """Would the next read of ``stream`` wait for data? Asked only of a stream
+    with ``would_wait()`` (a live pipe, ``filtex.cli.live``); a file never waits."""
+    would_wait = getattr(stream, "would_wait", None)
+    return would_wait is not None and bool(would_wait())
 
 
 def _read(stream: IO[bytes], size: int) -> bytes:
@@ -208,6 +222,8 @@ def _lines(stream: IO[bytes], head: bytes, max_line: int) -> Iterator[Record]:
                 yield Record(f"line {number + 1}", b"".join(pending)[:64], None, too_long,
                              False)
                 pending, pending_size, skipping = [], 0, True
+        if _paused(stream):
+            yield PAUSE
         chunk = _read(stream, CHUNK)
     if pending:   # a last line with no newline
         line = b"".join(pending)
@@ -260,6 +276,8 @@ def _frames(stream: IO[bytes], buffer: bytes, max_frame: int) -> Iterator[Record
         missing = (size + 4 if whole else 4) - (end - pos)
         pieces = [buffer[pos:]]
         while True:
+            if _paused(stream):
+                yield PAUSE
             chunk = _read(stream, max(CHUNK, missing))
             if not chunk:
                 eof = True

@@ -5,6 +5,7 @@ import io
 import json
 import os
 import re
+import select
 import struct
 import subprocess
 import sys
@@ -924,6 +925,43 @@ def test_quiet_answers_a_pipe_at_the_first_match():
     finally:
         proc.kill()
         proc.stdin.close()
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "amqp"])
+def test_a_live_stream_shows_each_match_as_it_comes(fmt):
+    """``tail -f log | filtex match F``: a match is written when it arrives, not
+    when a batch of 64 has filled or the writer closes its end (as grep)."""
+    from filtex.amqp.encode import encode_message
+    from filtex.files import write_record
+
+    def record(region):
+        if fmt == "jsonl":
+            return json.dumps({"application-properties": {"region": region}}).encode() + b"\n"
+        out = io.BytesIO()
+        write_record(out, bytes(encode_message(filtex.Message(
+            application_properties={"region": region}))), "amqp")
+        return out.getvalue()
+    proc = subprocess.Popen([sys.executable, "-m", "filtex", "match", "region = 'EU'"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=REPO)
+    try:
+        for region in ("US", "EU", "US", "EU"):
+            proc.stdin.write(record(region))
+            proc.stdin.flush()
+            if region == "EU":   # the writer keeps its end open: the match must come out now
+                want = record("EU")
+                got = b""
+                while len(got) < len(want):
+                    ready, _, _ = select.select([proc.stdout], [], [], 120)
+                    assert ready, "no output while the input stays open"
+                    got += os.read(proc.stdout.fileno(), len(want) - len(got))
+                assert got == want
+        proc.stdin.close()
+        assert proc.wait(timeout=120) == 0
+    finally:
+        proc.kill()
         proc.stdout.close()
         proc.stderr.close()
 

@@ -41,6 +41,7 @@ from typing import Any, Callable, Iterator
 from ..files import read_records, write_records
 from .common import BAD, NO_MATCH, OK, CommandError, require
 from .definition import compile_named, file_name_hint, names_a_file, single_filter
+from .live import LiveStream, live_batches
 from .progress import Progress
 from .report import Subscription, Unreadable, counts_json, counts_table, final_report
 from .tables import TableInput, parse_mapping, table_format
@@ -50,8 +51,9 @@ BATCH = 64
 of the progress line at most). Small, so a batch's messages are still in the
 processor's cache when each subscription reads them: with 2,048 records of
 about 700 bytes a batch, a single subscription ran 35% slower than a bare
-read-and-evaluate loop; with 64 it runs as fast. ``-q`` on a pipe takes one
-record at a time: it answers at the first match without waiting for more."""
+read-and-evaluate loop; with 64 it runs as fast. A pipe or terminal is read in
+batches of what has arrived (``live.py``), so matches of a live stream show at
+once and ``-q`` answers at the first match without waiting for more."""
 _NAME = re.compile(r"[\w.:@+-]+\Z")
 _MESSAGE, _RAW = itemgetter(2), itemgetter(1)   # Record fields, read in C
 
@@ -270,6 +272,9 @@ class _Matcher:
                 if stream is None:   # Python's stdin when fd 0 is closed (``<&-``)
                     raise OSError(errno.EBADF, "stdin is closed")
                 stream = getattr(stream, "buffer", stream)
+                live = size is None and _live(stream)   # a pipe or terminal
+                if live:   # batches of what has come, so a live stream's matches show
+                    stream = LiveStream(stream.fileno())
                 if size:
                     self.current = (size, _position(stream, size))
                 records = read_records(stream, self.args.format)
@@ -286,8 +291,8 @@ class _Matcher:
                                        else "jsonl")
             if not self.use_format(fmt, shown):
                 return
-            one = self.args.quiet and not size   # -q on a pipe: answer at the first match
-            batches = _batches(chain((first,), records), 1 if one else BATCH)
+            rest = chain((first,), records)
+            batches = live_batches(rest, BATCH) if live else _batches(rest, BATCH)
             while True:
                 try:
                     batch = next(batches, None)
@@ -304,6 +309,8 @@ class _Matcher:
                     messages = list(map(_MESSAGE, batch))
                 if messages:
                     self.evaluate(batch, messages)
+                    if live and len(batch) < BATCH:   # the input paused: show what matched
+                        self.flush_outputs()
                 if stop:
                     raise _Stop
 
@@ -458,6 +465,11 @@ class _Matcher:
             raise _Found
         self.show_progress()
 
+    def flush_outputs(self) -> None:
+        for sub in self.subscriptions:
+            if sub.output is not None:
+                sub.output.flush()
+
     def show_progress(self) -> None:
         if self.progress.enabled:
             self.progress.update(self.messages, sum(s.matched for s in self.subscriptions),
@@ -494,6 +506,16 @@ def _sizes(inputs: list[str]) -> list[int | None]:
             continue
         sizes.append(found.st_size if stat.S_ISREG(found.st_mode) else None)
     return sizes
+
+
+def _live(stream: Any) -> bool:
+    """Is ``stream`` a pipe, FIFO, socket or terminal with a descriptor? (Nothing
+    has been read from it yet: match reads its inputs only here.)"""
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except (OSError, AttributeError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
 
 
 def _position(stream: Any, size: int) -> Callable[[], float | None]:
