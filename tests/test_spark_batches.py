@@ -83,6 +83,19 @@ def _all_ways(df, filters, order):
     return [rows[key] for key in sorted(rows)]
 
 
+def _assert_verdicts(rows, filters, expected):
+    """Each filter's UDF column (``u``) and ``column`` (``c``) equal ``expected(filter)``."""
+    bad = []
+    for n, flt in enumerate(filters):
+        want = expected(flt)
+        for kind in ("u", "c"):
+            got = [r[f"{kind}{n}"] for r in rows]
+            if got != want:
+                bad.append((flt.text, kind, [(i, g, w) for i, (g, w) in
+                                             enumerate(zip(got, want)) if g != w][:3]))
+    assert not bad, bad[:5]
+
+
 def test_many_udf_columns_over_small_batches_of_a_message_table(small_batches):
     spark = small_batches
     from pyspark.sql import functions as F
@@ -92,15 +105,7 @@ def test_many_udf_columns_over_small_batches_of_a_message_table(small_batches):
     filters = [filtex.compile_sql(t, d) for d in ("amqp", "jms") for t in TEXTS
                if _compiles(t, d)]
     rows = _all_ways(df, filters, "row")
-    bad = []
-    for n, flt in enumerate(filters):
-        want = [flt.evaluate(m) for m in messages]
-        for kind in ("u", "c"):
-            got = [r[f"{kind}{n}"] for r in rows]
-            if got != want:
-                bad.append((flt.text, kind, [(i, g, w) for i, (g, w) in
-                                             enumerate(zip(got, want)) if g != w][:3]))
-    assert not bad, bad[:5]
+    _assert_verdicts(rows, filters, lambda flt: [flt.evaluate(m) for m in messages])
     parts = [fs.where(df, f).select(F.lit(n).alias("f"), "row") for n, f in enumerate(filters)]
     kept = reduce(lambda a, b: a.unionByName(b), parts).collect()
     for n, flt in enumerate(filters):
@@ -117,15 +122,8 @@ def test_many_udf_columns_over_small_batches_of_a_kafka_layout(small_batches):
     messages = [filtex.Message(application_properties=p) for _, p, _ in records]
     filters = [filtex.compile_sql(t) for t in KAFKA_FILTERS if _compiles(t, "amqp")]
     rows = _all_ways(out, filters, "offset")
-    bad = []
-    for n, flt in enumerate(filters):
-        want = [_expected(flt, messages[i], records[i][2]) for i in range(len(records))]
-        for kind in ("u", "c"):
-            got = [r[f"{kind}{n}"] for r in rows]
-            if got != want:
-                bad.append((flt.text, kind, [(i, g, w) for i, (g, w) in
-                                             enumerate(zip(got, want)) if g != w][:3]))
-    assert not bad, bad[:5]
+    _assert_verdicts(rows, filters, lambda flt: [
+        _expected(flt, messages[i], records[i][2]) for i in range(len(records))])
 
 
 def test_many_udf_columns_over_small_batches_of_a_flat_dataframe(small_batches):
