@@ -1194,3 +1194,69 @@ def test_reasons_must_be_a_count(capsys):
     with pytest.raises(SystemExit) as raised:
         main(["match", "--reasons", "-1", "TRUE"])
     assert raised.value.code == 2 and "a count is 0 or more" in capsys.readouterr().err
+
+
+# --- issue 23: a malformed row of a table never costs the others their verdicts ----------------
+
+def _table_with_a_malformed_row(path: Path) -> list:
+    """Three record batches of four rows; row 2 holds a list whose encoded
+    bytes do not decode. The messages, for the expected verdicts."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.ipc as ipc
+
+    import filtex.arrow as fa
+    messages = [filtex.Message(application_properties={"x": [1, 2] if i % 4 == 1 else i})
+                for i in range(12)]
+    table = fa.message_table(messages)
+    props = table.column("application_properties").combine_chunks()
+    x = props.field("x")
+    encoded = x.field("e").to_pylist()
+    encoded[1] = b"\xff\xff"   # an unknown constructor
+    x = pa.StructArray.from_arrays([x.field("t"), x.field("i"), pa.array(encoded, pa.binary())],
+                                   names=["t", "i", "e"])
+    props = pa.StructArray.from_arrays([x], names=["x"])
+    table = pa.Table.from_arrays([props if n == "application_properties" else table.column(n)
+                                  for n in table.schema.names], schema=table.schema)
+    with ipc.new_file(path, table.schema) as writer:
+        for batch in table.to_batches(max_chunksize=4):
+            writer.write_batch(batch)
+    return messages
+
+
+def test_a_malformed_row_is_unknown_and_the_rest_of_the_table_is_read(capsys, tmp_path):
+    _table_with_a_malformed_row(tmp_path / "t.arrow")
+    code, out, err = run(capsys, "match", "--count", "--json", "x = 4 OR x = 9 OR x = 11",
+                         tmp_path / "t.arrow")
+    counts = json.loads(out)
+    assert counts["messages"] == 12 and counts["unreadable"] == 0
+    sub = counts["subscriptions"]["filter"]
+    assert (sub["matched"], sub["not_matched"], sub["unknown"]) == (2, 7, 3)   # 4 and 11
+    assert any(r.startswith("malformed row") for r in sub["unknown_reasons"]), sub
+    assert code == 0
+    code, _, err = run(capsys, "match", "x = 4 OR x = 11", tmp_path / "t.arrow",
+                       "-o", tmp_path / "out.arrow")
+    import pyarrow.ipc as ipc
+    kept = ipc.open_file(tmp_path / "out.arrow").read_all()
+    assert code == 0 and kept.num_rows == 2   # the last batch was evaluated and written
+
+
+def test_a_batch_the_engine_cannot_evaluate_is_isolated_row_by_row(capsys, tmp_path,
+                                                                   monkeypatch):
+    """Should the engine ever fail on a batch, its rows are evaluated one by one:
+    the failing row is reported as unreadable (exit 2), every other row counted."""
+    _table_with_a_malformed_row(tmp_path / "t.arrow")
+    import filtex.arrow as fa
+    real = fa.evaluate
+
+    def failing(flt, batch, *args, **kwargs):   # fails on any batch holding the 7th row
+        ids = [m for m in batch.column("application_properties").to_pylist()]
+        if any(isinstance(m, dict) and (m.get("x") or {}).get("i") == 6 for m in ids):
+            raise RuntimeError("simulated engine failure")
+        return real(flt, batch, *args, **kwargs)
+    monkeypatch.setattr(fa, "evaluate", failing)
+    code, out, err = run(capsys, "match", "--count", "--json", "x >= 0", tmp_path / "t.arrow")
+    counts = json.loads(out)
+    assert counts["messages"] == 12 and counts["unreadable"] == 1
+    assert counts["subscriptions"]["filter"]["matched"] == 8   # 9 ints, one of them failed
+    assert "row 7: cannot evaluate this row: simulated engine failure" in err
+    assert code == 2

@@ -324,28 +324,30 @@ class _Matcher:
             table = TableInput(source, fmt, self.args.mapping, self.args.nulls)
             if size:
                 self.current = (size, table.fraction)
+            first = 0   # the row number of the batch's first row
             for batch, rows in table.batches():
-                self.evaluate_table(batch, rows)
+                self.evaluate_table(batch, rows, shown, first)
+                first += batch.num_rows
         except (OSError, ValueError) as error:   # pyarrow's errors are ValueError's
             self.error(f"{shown}: {_why(error)}")
             self.failed = True
             if self.args.strict:
                 raise _Stop from None
 
-    def evaluate_table(self, batch: Any, rows: Any) -> None:
+    def evaluate_table(self, batch: Any, rows: Any, shown: str, first: int) -> None:
         """Every subscription over one record batch with the batch engine
-        (``batch``: the message table batch; ``rows``: the input's own, written)."""
+        (``batch``: the message table batch; ``rows``: the input's own, written;
+        ``first``: the number of its first row in the input, counted from 0)."""
         import pyarrow.compute as pc
-        from ..arrow import evaluate
-        from ..arrow.rows import batch_rows
         count = batch.num_rows
         self.messages += count
         clock = time.perf_counter
         invert = self.args.invert
         selected = 0
+        failed: dict[int, str] = {}   # rows no engine could evaluate: reported once
         for sub in self.subscriptions:
             started = clock()
-            verdicts = evaluate(sub.filter, batch).verdicts
+            verdicts = _table_verdicts(sub.filter, batch, failed)
             sub.seconds += clock() - started
             sub.evaluated += count
             matched = verdicts.true_count
@@ -356,12 +358,15 @@ class _Matcher:
                 sub.unknown += unknown
                 room = sub.sample - sum(sub.reasons.values())
                 if room > 0:
-                    at = pc.indices_nonzero(verdicts.is_null())[:room]
-                    for view in batch_rows(batch.take(at)):
-                        sub.reasons[sub.filter.outcome(view).reason or "unknown"] += 1
+                    at = pc.indices_nonzero(verdicts.is_null())[:room].to_pylist()
+                    for reason in _table_reasons(sub.filter, batch, at, failed):
+                        sub.reasons[reason] += 1
             if sub.output is not None:
                 keep = pc.fill_null(verdicts, False)
                 self.write_table(sub, rows.filter(pc.invert(keep) if invert else keep))
+        for row, reason in sorted(failed.items()):
+            self.unreadable.add(f"{shown}: row {first + row + 1}", reason, sys.stderr,
+                                self.progress.clear)
         if selected and self.args.quiet:
             raise _Found
         self.show_progress()
@@ -506,6 +511,48 @@ def _sizes(inputs: list[str]) -> list[int | None]:
             continue
         sizes.append(found.st_size if stat.S_ISREG(found.st_mode) else None)
     return sizes
+
+
+def _table_verdicts(flt: Any, batch: Any, failed: dict[int, str]) -> Any:
+    """The batch engine's verdicts; should it fail on a batch (it is not meant
+    to: a malformed row is unknown), the batch row by row, a row that still
+    fails unknown and noted in ``failed``, so one bad row never costs the
+    others their verdicts or the rest of the input."""
+    import pyarrow as pa
+    from ..arrow import evaluate
+    try:
+        return evaluate(flt, batch).verdicts
+    except Exception:   # isolated below, row by row
+        pass
+    out: list[bool | None] = []
+    for row in range(batch.num_rows):
+        try:
+            out.append(evaluate(flt, batch.slice(row, 1)).verdicts[0].as_py())
+        except Exception as error:
+            failed.setdefault(row, f"cannot evaluate this row: {_why(error)}")
+            out.append(None)
+    return pa.array(out, pa.bool_())
+
+
+def _table_reasons(flt: Any, batch: Any, rows: list[int], failed: dict[int, str]) -> list[str]:
+    """Why each of ``rows`` is unknown, from its row view; a row no view can
+    be made of says what is wrong with it."""
+    from ..arrow.rows import batch_rows
+    try:
+        views = batch_rows(batch.take(rows))
+        return [flt.outcome(view).reason or "unknown" for view in views]
+    except Exception:   # a malformed row among them: each alone
+        pass
+    reasons = []
+    for row in rows:
+        if row in failed:
+            reasons.append(failed[row])
+            continue
+        try:
+            reasons.append(flt.outcome(batch_rows(batch.slice(row, 1))[0]).reason or "unknown")
+        except Exception as error:
+            reasons.append(f"malformed row: {_why(error)}")
+    return reasons
 
 
 def _live(stream: Any) -> bool:
