@@ -96,14 +96,15 @@ def test_annotation_keys_in_every_form(key_bytes, key):
     assert described.evaluate(message) is True
 
 
-def test_lookups_walk_once_and_stop_early():
+def test_the_first_lookup_indexes_the_whole_map_once():
     entries = [(str8(f"k{i}"), h("55") + bytes([i])) for i in range(12)]
     message = EncodedMessage(section(0x74, map8(entries)))
     props = message._filtex_application_properties
-    assert props.get("k3") == 3 and props._left == 8          # stopped after k3
-    assert props.get("k1") == 1 and props._left == 8          # indexed on the way
-    assert props.get("k7") == 7 and props._left == 4
-    assert props.get("absent") is None and props._left == 0  # walked to the end
+    assert props._index is None                                 # nothing read yet
+    assert props.get("k3") == 3 and len(props._index) == 12    # every entry, in one walk
+    index = props._index
+    assert props.get("k1") == 1 and props.get("absent") is None and props._index is index
+    assert props._values == {"k3": 3, "k1": 1}                 # only the values read
     assert dict(props) == {f"k{i}": i for i in range(12)}
 
 
@@ -228,11 +229,13 @@ def test_malformed_messages_are_unknown_with_a_reason(encoded, words):
 
 
 def test_a_filter_that_reads_no_section_skips_what_it_never_reads():
-    """Documented: a map nobody reads is not walked, so its defects are not seen,
-    and a walk stops at the key it looks for (a later duplicate is not seen)."""
+    """Documented: a map nobody reads is not walked, so its defects are not seen;
+    a map that is read is checked whole, so a duplicate key makes every read of
+    it unknown, the key found before the duplicate included."""
     duplicate = section(0x74, map8([(str8("a"), h("55 01")), (str8("a"), h("55 02"))]))
-    assert filtex.compile_sql("a = 1").evaluate(duplicate) is True
+    assert filtex.compile_sql("a = 1").outcome(duplicate).reason.startswith("malformed")
     assert filtex.compile_sql("b = 1").outcome(duplicate).reason.startswith("malformed")
+    assert filtex.compile_sql("p.subject IS NULL").evaluate(duplicate) is True
     bad_map = section(0x74, map8([(sym8("a"), h("55 01"))]))
     assert filtex.compile_sql("TRUE").evaluate(bad_map) is True
     assert filtex.compile_sql("p.subject IS NULL").evaluate(bad_map) is True

@@ -151,36 +151,47 @@ def _decode(b: bytes, at: int, end: int) -> Any:
 
 
 class EncodedMap(Mapping):
-    """A map section read in place. A lookup walks the entries from where the
-    last one stopped, indexing each key it passes (as its encoded bytes) until
-    it finds its own: a filter that reads two keys walks the map at most once,
-    and stops early when it can. Values are decoded when asked for."""
+    """A map section read in place. Its first read indexes every entry in one
+    pass (keys as their encoded bytes, values skipped by their sizes) and
+    checks the whole map's structure: an even count, keys of the section's
+    key types, no key twice, entries that exactly fill the map. A map that
+    fails is malformed for every read (AMQP 1.0 part 1.6.23: a map with a
+    duplicate key is not a map), so no read can see a value another reader
+    (first or last of two equal keys) would not, and every filter on one view
+    gets the answer it gets alone. Values are decoded when asked for."""
 
-    __slots__ = ("_b", "_start", "_end", "_code", "_index", "_values", "_pos", "_left")
+    __slots__ = ("_b", "_start", "_end", "_code", "_index", "_values", "_problem")
 
     def __init__(self, b: bytes, at: int, end: int, code: int) -> None:
         self._b, self._start, self._end, self._code = b, at, end, code
-        self._index: dict[Any, int] = {}
+        self._index: dict[Any, int] | None = None   # raw key -> value offset (-1: decoded)
         self._values: dict[Any, Any] = {}   # the values decoded so far
-        self._pos, self._left = at, -1   # -1: the map's count not read yet
+        self._problem: DecodeError | None = None   # why the map is malformed
 
-    def _walk(self, wanted: Any) -> Any:
-        """Index entries until ``wanted`` (an encoded key) or the end; its
-        value's offset, or None."""
-        b, index, p, left = self._b, self._index, self._pos, self._left
-        skip = _SKIP
+    def _indexed(self) -> dict[Any, int]:
+        """The index of every entry, made on the first read; a malformed map
+        raises (a new exception each time: one raised again would keep every
+        earlier traceback) with the same reason for every read."""
+        if self._problem is None:
+            try:
+                self._index = self._walk()
+                return self._index
+            except DecodeError as error:
+                self._problem = error
+        raise _malformed(self._problem) from None
+
+    def _walk(self) -> dict[Any, int]:
+        b, p, end, skip = self._b, self._start, self._end, _SKIP
+        index: dict[Any, int] = {}
         try:
-            if left < 0:
-                if b[p] == 0xc1:
-                    count, p = b[p + 2], p + 3
-                else:
-                    count, p = _U32_PAIR(b, p + 1)[1], p + 9
-                if count & 1:
-                    return self._walk_slowly()
-                left = count >> 1
+            if b[p] == 0xc1:
+                count, p = b[p + 2], p + 3
+            else:
+                count, p = _U32_PAIR(b, p + 1)[1], p + 9
+            if count & 1 or count > end - p:   # an entry takes at least two bytes
+                return self._walk_slowly()
             key8, key32 = _MAP_KEYS[self._code][0]
-            found = None
-            while left:
+            for _ in range(count >> 1):
                 c = b[p]
                 if c == key8:
                     q = p + 2 + b[p + 1]
@@ -204,18 +215,13 @@ class EncodedMap(Mapping):
                     p = q + 5 + _U32(b, q + 1)[0]
                 else:
                     p = codec._run(lambda reader: reader.skip(q, 1), b)
-                left -= 1
-                if key == wanted:
-                    found = q
-                    break
         except (IndexError, struct.error, DecodeError):
             return self._walk_slowly()
-        if p > self._end or (not left and p != self._end):
+        if p != end:
             return self._walk_slowly()   # entries that do not fill the map's size
-        self._pos, self._left = p, left
-        return found
+        return index
 
-    def _walk_slowly(self) -> Any:
+    def _walk_slowly(self) -> dict[Any, int]:
         """Every irregular map: the complete decoder says what is wrong, or
         (for an encoding the tight path does not know) reads it whole."""
         start = self._start
@@ -227,8 +233,7 @@ class EncodedMap(Mapping):
         for key, value in decoded.items():
             index[key if type(key) is ulong else key.encode("utf-8")] = -1
             self._values[key] = value
-        self._index, self._left = index, 0
-        return None
+        return index
 
     @staticmethod
     def _raw(key: Any) -> Any:
@@ -243,51 +248,35 @@ class EncodedMap(Mapping):
             return ulong(key) if 0 <= key < 1 << 64 else None
         return None
 
-    def _offset(self, raw: Any) -> int | None:
-        """The offset of ``raw``'s value (-1: decoded already), walking as far
-        as needed; None when the map has no such key."""
-        at = self._index.get(raw)
-        if at is None and self._left:
-            try:
-                at = self._walk(raw)
-            except DecodeError as error:
-                raise _malformed(error) from None
-            if at is None:
-                at = self._index.get(raw)   # after a complete reading
-        return at
-
     def get(self, key: Any, default: Any = None) -> Any:
         """The value of ``key``: decoded on its first read, then kept under the
         key as asked, so every later filter on the same message (another
         subscription) reads it for one dictionary lookup."""
         cls = type(key)
         if cls is str or cls is symbol:
-            value = self._values.get(key, _MISSING)
+            value = self._values.get(key, _MISSING)   # filled only once the map is indexed
             if value is not _MISSING:
                 return value
+            index = self._index
+            if index is None:
+                index = self._indexed()
             try:
                 raw: Any = key.encode()
             except UnicodeEncodeError:
                 return default
         else:   # a ulong key (annotations): kept under the ulong
+            index = self._index
+            if index is None:
+                index = self._indexed()
             key = raw = self._raw(key)
             if raw is None:
                 return default
             value = self._values.get(raw, _MISSING)
             if value is not _MISSING:
                 return value
-        at = self._index.get(raw)
-        if at is None:   # _offset, inlined: a first read of a key is this path's hot case
-            if not self._left:
-                return default
-            try:
-                at = self._walk(raw)
-            except DecodeError as error:
-                raise _malformed(error) from None
-            if at is None:
-                at = self._index.get(raw)   # after a complete reading
-                if at is None:
-                    return default
+        at = index.get(raw)
+        if at is None:
+            return default
         if at < 0:   # decoded whole: kept under the decoded keys
             return self._values.get(key, default)
         b = self._b
@@ -303,21 +292,21 @@ class EncodedMap(Mapping):
         return value
 
     def __contains__(self, key: Any) -> bool:
-        return self._offset(self._raw(key)) is not None
+        index = self._index
+        if index is None:
+            index = self._indexed()
+        raw = self._raw(key)
+        return raw is not None and raw in index
 
     def __getitem__(self, key: Any) -> Any:
         if key not in self:
             raise KeyError(key)
         return self.get(key)
 
-    def _all(self) -> dict[Any, int]:
-        while self._left:
-            self._offset(object())   # walks to the end
-        return self._index
-
     def __iter__(self) -> Iterator[Any]:
         symbols = self._code != codec.APPLICATION_PROPERTIES
-        for raw in list(self._all()):
+        index = self._index
+        for raw in list(self._indexed() if index is None else index):
             if type(raw) is ulong:
                 yield raw
             else:
@@ -325,7 +314,8 @@ class EncodedMap(Mapping):
                 yield symbol(text) if symbols else text
 
     def __len__(self) -> int:
-        return len(self._all())
+        index = self._index
+        return len(self._indexed() if index is None else index)
 
     def __repr__(self) -> str:
         return f"EncodedMap({dict(self)!r})"
@@ -334,7 +324,9 @@ class EncodedMap(Mapping):
 class EncodedFields(Mapping):
     """A header or properties list read in place: fields by name, the list
     walked (by sizes) only up to the field asked for; null and missing fields
-    are absent."""
+    are absent. A read gives what it gives on a fresh view of the bytes:
+    a field is read when every field before it can be stepped over, whatever
+    other reads failed before (``_offset``)."""
 
     __slots__ = ("_b", "_at", "_end", "_names", "_numbers", "_offsets", "_pos", "_count",
                  "_decoded", "_values")
@@ -362,6 +354,12 @@ class EncodedFields(Mapping):
         return self._decoded
 
     def _offset(self, i: int) -> int | None:
+        """The offset of field ``i`` (None: past the list's count), walking
+        the fields by their sizes from the last one located. A field that
+        cannot be stepped over fails this read and every read of a later
+        field alike, whatever was read before: ``_offsets`` and ``_pos`` only
+        ever hold fields located whole, so the next read starts over from the
+        first field not located, as a fresh view would reach it."""
         offsets = self._offsets
         n = len(offsets)
         if n > i:
@@ -371,7 +369,7 @@ class EncodedFields(Mapping):
             while n <= i:
                 if n >= count:
                     if p != end:
-                        self._complete()   # raises: the fields do not fill the list's size
+                        self._refuse(p, "the fields do not fill the list's size")
                     return None
                 size = skip[b[p]]
                 if size > 0:
@@ -381,16 +379,23 @@ class EncodedFields(Mapping):
                 elif size == -1:
                     after = p + 5 + _U32(b, p + 1)[0]
                 else:
-                    after = codec._run(lambda reader: reader.skip(p, 1), b)
+                    at = p
+                    after = codec._run(lambda reader: reader.skip(at, 1), b)
                 if after > end:
-                    self._complete()   # raises: a field runs past the list
+                    self._refuse(p, "a field runs past the list's size")
                 offsets.append(p)
-                p = after
+                self._pos = p = after
                 n += 1
         except (IndexError, struct.error):
-            self._complete()   # raises: the list is cut short
-        self._pos = p
+            self._refuse(p, "the list is cut short")
         return offsets[i]
+
+    def _refuse(self, at: int, reason: str) -> None:
+        """Raise the complete decoder's reason why the list is malformed (its
+        own words when it has them, ``reason`` at ``at`` otherwise): nothing
+        of the list is kept from a walk that failed."""
+        _decode(self._b, self._at, self._end)
+        raise DecodeError(reason, at)
 
     def get(self, name: Any, default: Any = None) -> Any:
         value = self._values.get(name, _MISSING)
@@ -407,8 +412,6 @@ class EncodedFields(Mapping):
             if i is None:
                 return default
             at = self._offset(i)
-            if self._decoded is not None:   # an irregular list, read by the decoder
-                return self._decoded.get(name, default)
             if at is None:
                 return default
             b = self._b
@@ -500,7 +503,8 @@ class EncodedMessage:
     def __getattr__(self, name: str) -> Any:
         """A protocol attribute read for the first time: decode, then keep."""
         if self._error is not None and name.startswith("_filtex_"):
-            raise self._error
+            # a new exception each time: one raised again keeps every earlier traceback
+            raise EvaluationFailure(self._error.reason) from None
         code = _LAZY.get(name)
         if code is None:
             raise AttributeError(name)
