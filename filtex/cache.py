@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, Iterator
 
 
 class BoundedCache:
@@ -54,6 +54,14 @@ class BoundedCache:
         with self._lock:
             self._entries.clear()
             self._bytes = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[Hashable]:
+        """The keys held now (a copy: the cache may change meanwhile)."""
+        with self._lock:
+            return iter(list(self._entries))
 
     def stats(self) -> tuple[int, int]:
         """(entries, bytes) held now."""

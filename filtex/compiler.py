@@ -7,8 +7,10 @@ however many links use it.
 """
 from __future__ import annotations
 
+import builtins
 import hashlib
 import inspect
+import sys
 import types
 from typing import Any, Callable, Mapping
 
@@ -20,14 +22,42 @@ from .sql import ast
 from .sql.checker import Checker
 from .row import RowGenerator
 from .row.generator import BASE_NAMESPACE
-from .dialects import get_dialect
+from .dialects import DIALECTS, get_dialect
+from .footprint import footprint
 from .sql.parameters import normalize_parameters
 from .sql.parser import parse
 
 CACHE_ENTRIES = 4096
 CACHE_BYTES = 64 << 20
-_cache = BoundedCache(CACHE_ENTRIES, CACHE_BYTES,
-                      lambda f: 512 + 2 * len(f.text) + 2 * len(f.source))
+
+
+def entry_size(flt: Filter) -> int:
+    """The bytes a cached filter keeps: its text, source and code object, the
+    constants, sets and matchers hoisted into its functions' globals, and its
+    checked tree (not what every filter shares: the runtime, the dialects)."""
+    function: Any = flt.evaluate   # a generated function (typed as a protocol)
+    return footprint(flt, flt.text, flt.source, flt.recipe, flt.tree, function.__code__,
+                     function.__globals__, shared=_shared_ids()) \
+        + 2 * sys.getsizeof(function)   # evaluate and matches
+
+
+_SHARED: list[frozenset[int]] = []
+
+
+def _shared_ids() -> frozenset[int]:
+    """What every filter's functions and tree refer to and nobody pays for
+    alone: the base namespace's values, the dialect records, default limits."""
+    if not _SHARED:
+        shared = [*BASE_NAMESPACE.values(), *DIALECTS.values(), DEFAULT_LIMITS,
+                  vars(builtins)]   # exec puts the builtins in every generated scope
+        shared += [d.semantics for d in DIALECTS.values()]
+        for namespace in [BASE_NAMESPACE] + [d.semantics.namespace() for d in DIALECTS.values()]:
+            shared += namespace.keys()   # names every generated scope shares
+        _SHARED.append(frozenset(map(id, shared)))
+    return _SHARED[0]
+
+
+_cache = BoundedCache(CACHE_ENTRIES, CACHE_BYTES, entry_size)
 
 
 def compile_sql(text: str, dialect: Dialect = "amqp", *, limits: Limits | None = None,

@@ -13,16 +13,19 @@ run with ``str.find`` and fall back to bit-parallel Shift-And, O(n * m / 64)
 word operations, as soon as checking candidates costs more than scanning.
 
 Compiled matchers are cached in a thread-safe LRU bounded in entries and in
-size (patterns computed from messages can be arbitrarily long).
+the bytes they really keep (``footprint``); patterns longer than 1,024
+characters are never kept. A pattern the message supplies is bounded before it
+gets here (``Limits.max_pattern``): its cost is its length to compile, and at
+most (value length) x (its longest ``_`` segment) / 64 word operations to run.
 """
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from typing import Callable
 
-from ..errors import EvaluationFailure
+from ..cache import BoundedCache
+from ..errors import EvaluationFailure, excerpt
+from ..footprint import footprint
 
 Segment = list  # of str (a literal character) or None (``_``)
 Finder = tuple[Callable[[str, int], bool], Callable[[str, int], int]]
@@ -30,6 +33,7 @@ Finder = tuple[Callable[[str, int], bool], Callable[[str, int], int]]
 SHORT = 64                 # segments up to this long are searched with a regex
 _TABLE_BITS = 1 << 16      # Shift-And tables up to this size stay with the matcher
 _CACHE_ENTRIES = 512
+_CACHE_BYTES = 4 << 20       # what the kept matchers hold, measured (``footprint``)
 _CACHE_PATTERN_CHARS = 1024  # longer patterns (computed from messages) are not kept
 
 
@@ -46,7 +50,10 @@ def segments_of(pattern: str, escape: str | None,
     ActiveMQ and Artemis): it escapes only ``_``, ``%`` and itself; elsewhere, and
     at the end, it is an ordinary pattern character (a wildcard if it is one)."""
     if escape is not None and len(escape) != 1:
-        raise PatternError(f"LIKE escape must be one character, not {escape!r}")
+        raise PatternError(f"LIKE escape must be one character, not {excerpt(escape)}")
+    if escape is None or escape not in pattern:   # no escapes: split in C
+        return [list(part) if "_" not in part else [None if c == "_" else c for c in part]
+                for part in pattern.split("%")]
     segments: list[list[str | None]] = [[]]
     position, size = 0, len(pattern)
     while position < size:
@@ -111,6 +118,15 @@ def _shift_and(s: str, start: int, tables: tuple[dict[str, int], int], size: int
     return -1
 
 
+def _table_bytes(segment: Segment) -> int:
+    """The bytes Shift-And tables for ``segment`` take if the finder keeps
+    them (``_TABLE_BITS``), else 0: counted before they exist (``reserve``)."""
+    distinct = len(set(segment) - {None})
+    if distinct * len(segment) > _TABLE_BITS:
+        return 0
+    return distinct * (len(segment) // 7 + 100) + 200
+
+
 def _long_finder(segment: Segment) -> Finder:
     """(anchored match, leftmost search) for a long segment holding ``_``,
     without a regex (Python's regex cache keeps what it compiles)."""
@@ -148,6 +164,7 @@ def _long_finder(segment: Segment) -> Finder:
                     kept.append(tables)
                 return _shift_and(s, pos, tables, size)
         return -1
+    search.reserve = _table_bytes(segment)  # type: ignore[attr-defined]  # see footprint
     return match, search
 
 
@@ -210,37 +227,29 @@ def _compile(pattern: str, escape: str | None, mode: str) -> Callable[[str], boo
     return match
 
 
-_cache: OrderedDict = OrderedDict()
-_cache_lock = threading.Lock()
+_cache = BoundedCache(_CACHE_ENTRIES, _CACHE_BYTES, footprint)
 
 
 def compile_like(pattern: str, escape: str | None = None,
                  mode: str = "escape-any") -> Callable[[str], bool]:
     """A function ``str -> bool`` for the pattern. Raises ``PatternError``.
 
-    The last 512 patterns of at most 1024 characters are kept (a filter's
-    patterns come back with every message; longer ones are rebuilt)."""
+    The last 512 patterns of at most 1024 characters are kept, 4 MiB of
+    matchers at most (a filter's patterns come back with every message;
+    longer ones are rebuilt)."""
     if len(pattern) > _CACHE_PATTERN_CHARS:
         return _compile(pattern, escape, mode)
     key = (pattern, escape, mode)
-    with _cache_lock:
-        matcher = _cache.get(key)
-        if matcher is not None:
-            _cache.move_to_end(key)
-            return matcher
-    matcher = _compile(pattern, escape, mode)
-    with _cache_lock:
-        _cache[key] = matcher
-        _cache.move_to_end(key)
-        while len(_cache) > _CACHE_ENTRIES:
-            _cache.popitem(last=False)
+    matcher = _cache.get(key)
+    if matcher is None:
+        matcher = _compile(pattern, escape, mode)
+        _cache.put(key, matcher)
     return matcher
 
 
 def cache_clear() -> None:
     """Forget every compiled LIKE pattern."""
-    with _cache_lock:
-        _cache.clear()
+    _cache.clear()
 
 
 compile_like.cache_clear = cache_clear  # type: ignore[attr-defined]  # as lru_cache had
