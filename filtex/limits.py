@@ -22,10 +22,18 @@ from .errors import FilterError
 
 RESOURCE_LIMIT = "amqp:resource-limit-exceeded"
 
+OPTIONAL = frozenset({"max_string", "max_computed", "max_pattern"})
+"""The limits of evaluation, which None turns off."""
+
 
 @dataclass(frozen=True)
 class Limits:
     """Bounds on one filter and on what its evaluation may build.
+
+    The last three bound one evaluation, whatever the message holds: a
+    computed string, all the strings it computes together, and a LIKE pattern
+    the message supplies (over a bound, the evaluation is unknown with the
+    limit as its reason).
 
     The defaults refuse no realistic selector: they are ten times and more
     the largest limits brokers publish (IBM MQ: 10,240-byte selection
@@ -46,13 +54,17 @@ class Limits:
     max_topic_length: int = 255       # a topic pattern (AMQP 0-9-1 binding keys: shortstr)
     max_value_depth: int = 64         # nesting of maps and lists in a filter's values
     max_string: int | None = 1_048_576  # characters of a computed string (None: no bound)
+    max_computed: int | None = 4_194_304  # characters of all strings one evaluation
+    #                                       computes and keeps (None: no bound)
+    max_pattern: int | None = 4_096   # characters of a LIKE pattern computed from a
+    #                                   message (None: no bound)
 
     def __post_init__(self) -> None:
         for item in dataclasses.fields(self):
             value = getattr(self, item.name)
-            if value is None and item.name == "max_string":
+            if value is None and item.name in OPTIONAL:
                 continue
-            accepted = "a positive int" + (" or None" if item.name == "max_string" else "")
+            accepted = "a positive int" + (" or None" if item.name in OPTIONAL else "")
             if type(value) is not int:   # exactly: not a bool, not an int subclass
                 raise TypeError(f"Limits.{item.name} is {accepted}, not "
                                 f"{type(value).__name__}")

@@ -46,6 +46,7 @@ BASE_NAMESPACE = {
     "_STRS_CHAR": frozenset({str, symbol, char}),
     "_map_get": runtime.map_get, "_map_has": runtime.map_has,
     "_not_boolean": runtime.not_boolean, "_too_long": runtime.too_long,
+    "_over_budget": runtime.over_budget, "_pattern": runtime.bounded_pattern,
     "_junction": runtime.junction, "_bounded": runtime.bounded,
     "_bounded_null": runtime.bounded_null,
     "_adapt": adapt, "_item_get": runtime.item_get, "_item_has": runtime.item_has, "_negated": runtime.negated,
@@ -78,6 +79,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         self.fuse_calls = True        # LOWER(x) = 'c' as one test (see _compare_string_call)
         self.known_class: dict[str, str] = {}   # temp -> a temp holding its class
         self._last_branch: Any = None  # (var, its first fast line, that value, lines after)
+        self._charges = False   # the function counts the strings it computes (``charge``)
 
     # --- plumbing ---------------------------------------------------------------
 
@@ -171,9 +173,10 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         # A filter that reads nothing of the message still reads one protocol
         # attribute, so an object that is no message form is always refused.
         touch = [] if self.prologue or self._read_first else [self.accessor.connection()]
+        budget = [f"{_SPENT} = 0"] if self._charges else []
         return "\n".join(
             ["def evaluate(message, receiving_connection=None, _mode=None):", "    try:"]
-            + ["        " + line for line in touch + self.prologue] + self.lines
+            + ["        " + line for line in budget + touch + self.prologue] + self.lines
             + [f"        return ({result} is True) if _mode is True else {checked}",
                "    except Exception:",
                "        _adapted = _adapt(message)",   # bytes, a proton.Message: read through a view
@@ -218,9 +221,26 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
                 owned[id(node)] = var
         return var
 
+    def charge(self, var: str) -> None:
+        """Count a computed string that is kept (a concatenation, a function's
+        result) against the evaluation's budget, ``Limits.max_computed``: past
+        it the evaluation fails, so a small filter cannot make one message hold
+        or build strings without bound (a deep nest of functions keeps each
+        computed argument while the next is computed). A filter that computes
+        no string has no counter at all; a function compared at once with a
+        constant (``LOWER(x) = 'c'``) keeps nothing and is not counted."""
+        bound = self.limits.max_computed
+        if bound is None:
+            return
+        self._charges = True
+        self.emit(f"if {var}.__class__ is str and ({_SPENT} := {_SPENT} + len({var})) > {bound}: "
+                  f"_over_budget({bound})")
+
     def bound_string(self, var: str) -> None:
         """A computed string longer than ``Limits.max_string`` is a failure (amqp)
-        or NULL: no filter can build strings without bound from a message."""
+        or NULL: no filter can build strings without bound from a message.
+        It is charged to the evaluation's budget first (``charge``)."""
+        self.charge(var)
         bound = self.limits.max_string
         if bound is None:
             return
@@ -322,7 +342,10 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
             self.emit(f"{var} = {slow}")
         else:
             self._typed_branch(var, args[0], [(f"type({args[0]}) in _STRS_CHAR", fast)], slow)
-        # no bound here: case mapping at most triples a string, the others slice it
+        # no max_string here (case mapping at most triples a string, the others
+        # slice it), but what is kept counts against the evaluation's budget
+        if node.name in _STRING_FUNCTIONS:
+            self.charge(var)
         return var
 
     # --- logic ------------------------------------------------------------------------------
@@ -600,10 +623,15 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         extra = ""
         if escape is not None:
             extra = f", {self.value(escape)}"
-        slow = f"{self.op('_like')}({subject}, {self.value(pattern)}, {node.negated}{extra})"
+        pattern_var = self.value(pattern)
         if not constant:
-            self.emit(f"{var} = {slow}")
+            # a pattern from the message: bounded before it is compiled
+            if self.limits.max_pattern is not None and not isinstance(pattern, ast.Literal):
+                pattern_var = f"_pattern({pattern_var}, {self.limits.max_pattern})"
+            self.emit(f"{var} = {self.op('_like')}({subject}, {pattern_var}, "
+                      f"{node.negated}{extra})")
             return var
+        slow = f"{self.op('_like')}({subject}, {pattern_var}, {node.negated}{extra})"
         fast = self._like_expression(subject, pattern.value,
                                      None if escape is None else escape.value, node.negated)
         if node.negated:
@@ -698,6 +726,13 @@ _MAX_SHORT_CIRCUIT = 256
 _MAX_LOOPS = 12
 
 _ROOT_PREDICATES = (ast.Compare, ast.Like, ast.In, ast.Between)
+
+# The local counting the characters of the strings an evaluation computed and
+# kept (``charge``): a temporary's name that ``temp()`` never gives.
+_SPENT = "_0"
+
+# Functions whose result is a string (charged to the evaluation's budget when kept).
+_STRING_FUNCTIONS = frozenset({"LOWER", "UPPER", "LEFT", "RIGHT", "SUBSTRING"})
 
 # Predicates whose value is always True or False, never NULL.
 _NEVER_NULL = (ast.Exists, ast.IsNull)

@@ -19,7 +19,7 @@ from typing import Any
 from proton import Array, Described, timestamp
 
 from . import casing
-from ..errors import EvaluationFailure
+from ..errors import EvaluationFailure, excerpt
 from .patterns import like_matcher
 from .values import (BINARY, BOOL, DECIMAL, DECIMAL128_CONTEXT, FLOAT, INT, NULL, OTHER,
                      STRING, TIMESTAMP, UUID, LONG_MIN, ULONG_MAX, decimal_value, double_value,
@@ -244,6 +244,24 @@ def bounded_null(value: Any, bound: int) -> Any:
     return None if value.__class__ is str and len(value) > bound else value
 
 
+def over_budget(bound: int) -> None:
+    """The strings one evaluation computed and kept add up to more than
+    ``Limits.max_computed`` characters: a failure in every dialect (the
+    evaluation, not one value, is what went too far)."""
+    fail(f"the evaluation computed strings of more than {bound:,} characters "
+         "(limit max_computed)")
+
+
+def bounded_pattern(pattern: Any, bound: int) -> Any:
+    """``pattern``, or a failure if it is a string longer than ``bound``
+    (``Limits.max_pattern``): a LIKE pattern the message supplies costs time
+    in its length when it is compiled and in its ``_`` segments when it runs."""
+    if issubclass(type(pattern), str) and str.__len__(pattern) > bound:
+        fail(f"a LIKE pattern from the message is longer than {bound:,} characters "
+             "(limit max_pattern)")
+    return pattern
+
+
 def not_boolean(mode: Any) -> None:
     """A filter's result was not True, False or None (a hostile value's ``__eq__``
     answered something else): unknown, and a failure when the reason is asked."""
@@ -427,15 +445,26 @@ def _string_arg(value: Any, function: str) -> str:
 def _count_arg(value: Any, function: str, what: str, minimum: int) -> int:
     if kind_of(value) != INT:
         fail(f"{function} needs an integer {what}, not {a_type(value)}")
-    if value < minimum:
-        fail(f"{function} {what} must be at least {minimum}, not {int.__int__(value)}")
-    return int.__int__(value)
+    number = int.__int__(value)
+    if number < minimum:
+        fail(f"{function} {what} must be at least {minimum}, not {_integer_text(number)}")
+    return number
+
+
+def _integer_text(number: int) -> str:
+    """An integer for a reason: its digits if it has at most 20, else its size
+    (a message's integer may have thousands of digits, and Python refuses to
+    write more than 4,300)."""
+    if -10**20 < number < 10**20:
+        return str(number)
+    digits = int(abs(number).bit_length() * 0.30103) + 1
+    return f"{'-' if number < 0 else ''}an integer of about {digits:,} digits"
 
 
 def _language(tag: Any, function: str) -> str:
     language = casing.primary_language(_string_arg(tag, function))
     if language is None:
-        fail(f"{function}: malformed language tag {str(tag)[:40]!r}")
+        fail(f"{function}: malformed language tag {excerpt(str.__str__(tag))}")
     return language  # type: ignore[return-value]
 
 
