@@ -334,3 +334,27 @@ def test_the_like_cache_is_bounded_in_bytes():
     filtex.cache_clear()
     assert counted <= like._CACHE_BYTES == 4 << 20
     assert 10 < entries <= 512
+
+
+# --- explanations of hostile messages -------------------------------------------------------
+
+def test_an_explanation_shows_a_long_value_shortly_at_every_reference():
+    flt = filtex.compile_sql(" OR ".join(f"a = '{i}'" for i in range(100)))
+    text = str(flt.explain(app(a="y" * 1_000_000)))
+    assert len(text) < 30_000, len(text)   # was 100 MB: the value at each of 100 references
+    assert "'yyyy" in text and "... (1,000,000 characters)" in text
+    assert "... (500 bytes)" in str(flt.explain(app(a=b"\x01" * 500)))
+
+
+class Unwritable:
+    def __repr__(self):
+        raise RuntimeError("no")
+
+
+@pytest.mark.parametrize("value, words", [(10**5_000, "an integer of about 5,001 digits"),
+                                          (-(10**70), "-an integer of about 71 digits"),
+                                          (Unwritable(), "value that cannot be shown")],
+                         ids=["huge", "negative", "unwritable"])
+def test_an_explanation_of_any_value_can_be_written(value, words):
+    explanation = filtex.compile_sql("a = 'x'").explain(app(a=value))
+    assert words in str(explanation)   # a ValueError or RuntimeError escaped str()

@@ -47,7 +47,7 @@ class Explanation:
             return "not evaluated"
         if self.condition or self.value is None:
             return {True: "true", False: "false", None: "unknown"}.get(self.value, "unknown")
-        return constant(self.value)
+        return shown(self.value)
 
     def walk(self) -> Iterator["Explanation"]:
         stack = [self]
@@ -88,6 +88,30 @@ class Explanation:
 
     def __str__(self) -> str:
         return self.format()
+
+
+SHOWN = 80
+"""Characters of a string or binary value an explanation shows."""
+
+
+def shown(value: Any) -> str:
+    """A value as an explanation shows it: its constant, but at most ``SHOWN``
+    characters of a long string or binary value and the size of a huge
+    integer (an explanation shows a message's values at every reference: a
+    megabyte each time otherwise), and never an exception (a value from a
+    message built in Python may refuse to be written)."""
+    try:
+        if isinstance(value, str) and str.__len__(value) > SHOWN:
+            return (f"{constant(str.__str__(value)[:SHOWN])}... "
+                    f"({str.__len__(value):,} characters)")
+        if isinstance(value, (bytes, bytearray)) and len(value) > SHOWN // 2:
+            return f"{constant(bytes(value[:SHOWN // 2]))}... ({len(value):,} bytes)"
+        if isinstance(value, int) and not -10**60 < value < 10**60:
+            digits = int(abs(int.__int__(value)).bit_length() * 0.30103) + 1
+            return f"{'-' if value < 0 else ''}an integer of about {digits:,} digits"
+        return constant(value)
+    except Exception:   # a hostile value's __repr__ or __str__
+        return f"a {type(value).__name__[:40]} value that cannot be shown"
 
 
 class _TracingGenerator(RowGenerator):
