@@ -14,6 +14,7 @@ member's reason; members are evaluated in order.
 """
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any, Callable, Mapping, cast
 
 from proton import Array, Data, Described, symbol
@@ -308,10 +309,13 @@ def _compile_set(filters: Any, dialect: Dialect, limits: Limits) -> Filter:
     if not isinstance(filters, Mapping):
         raise FilterError(f"a filter set is a map of names to filters, not "
                           f"{type(filters).__name__}")
-    if len(filters) > limits.max_set_entries:
+    # at most one name past the limit is read: a mapping's __len__ may lie, its
+    # iteration never end
+    names = list(islice(filters, limits.max_set_entries + 1))
+    if len(names) > limits.max_set_entries:
         raise exceeded("max_set_entries", limits,
                        f"filter set has more than {limits.max_set_entries:,} entries")
-    filters = dict(filters)
+    filters = {name: filters[name] for name in names}
     for name in filters:
         if type(name) not in (str, symbol):
             raise FilterError(f"filter set names are symbols, not {type(name).__name__}")

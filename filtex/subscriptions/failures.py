@@ -99,12 +99,14 @@ def _simple_test(node: Any) -> tuple:
 
 
 def satisfied(required: frozenset, message: Any) -> bool:
-    """Does every required field of ``message`` hold a value of its kind (or none)?"""
-    for (section, key, _default), kind in required:
-        try:
+    """Does every required field of ``message`` hold a value of its kind (or none)?
+    Not when a field cannot be read, or its value's class cannot be looked up
+    (a class whose metaclass ``__hash__`` raises): then it may fail."""
+    try:
+        for (section, key, _default), kind in required:
             value = getattr(message, f"_filtex_{section}").get(key)
-        except Exception:
-            return False
-        if value is not None and type(value) not in SAFE[kind]:
-            return False
+            if value is not None and type(value) not in SAFE[kind]:
+                return False
+    except Exception:
+        return False
     return True

@@ -2,200 +2,239 @@
 whose term may be TRUE, in one lookup however many subscriptions there are.
 
 One ``FieldIndex`` per field any gate reads (the field is read once per
-message), holding one ``TermIndex`` per kind of term. A lookup returns a
-superset of the subscriptions whose term is TRUE: values of the types an index
-keys on (exact strings and symbols for string terms, integers for integer
-terms; integers and doubles for integer ranges, whose bounds are exact
-doubles) are looked up; absent values make every term but IS NULL unknown or
-false; any other value (a float, a decimal, a char, bytes...) returns every
-subscription of that index, which are then evaluated in full, so the index
-never has to know how a dialect compares unlike types.
+message), holding one ``TermIndex`` per kind of term. A lookup puts into a
+``found`` dict (seq -> subscription) a superset of the subscriptions whose
+term is TRUE: values of the types an index keys on (exact strings and symbols
+for string terms, integers for integer terms; integers and doubles for integer
+ranges, whose bounds are exact doubles) are looked up; absent values make
+every term but IS NULL unknown or false; any other value (a float, a decimal,
+a char, bytes...) takes every subscription of that index, which are then
+evaluated in full, so the index never has to know how a dialect compares
+unlike types.
 
-Threads: writers hold the owner's lock; readers take no lock. Buckets are
-tuples replaced whole (one atomic store each), and the snapshots readers
-iterate (every member, the prefix lengths, the sorted bounds) are rebuilt on
-first use after a change, so a reader never sees a structure mid-change.
+Changes: adding or removing a term costs O(1) (an item of a bucket and of the
+members), O(log n) when it brings a new range bound (``bounds.BoundTree``),
+and O(distinct prefix lengths) when it brings or takes the last key of a
+prefix length; nothing is rebuilt per change.
+
+Threads: writers hold the owner's lock; readers take none. A bucket, and the
+members, are dicts (seq -> subscription) changed one item at a time, which a
+reader takes whole with ``found.update(bucket)``: one C call that runs no
+Python code, so it sees the bucket before or after a change. What readers
+iterate (a field's term indexes, the prefix lengths, the IS NULL buckets, the
+range trees) is immutable and replaced whole with one store.
 """
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-from contextlib import AbstractContextManager
+from bisect import insort
 from typing import Any, Callable
 
 from proton import symbol, timestamp
 
 from ..runtime.values import INT_CLASSES
+from .bounds import BoundTree, above, below
 
 NUMBERS = INT_CLASSES | {timestamp}
 
+# A range term ``field op bound`` is TRUE where the bound lies below or above
+# the value: which side, and whether a bound equal to the value counts.
+_SIDES = {">": (below, False), ">=": (below, True), "<": (above, False), "<=": (above, True)}
+
+_SPARE = 32   # empty range buckets a tree keeps whatever the live ones
+
 
 class TermIndex:
-    """Terms of one kind on one field. ``lookup(value)`` returns (candidates,
-    settled): settled means every member not among the candidates has a FALSE
-    term for this value (no failure, not unknown)."""
+    """Terms of one kind on one field. ``lookup(value, found, exact)`` puts
+    the candidates into ``found``; with ``exact``, also every member whose term
+    is not known to be FALSE for this value (unknown, or a failure)."""
 
-    def __init__(self, kind: str, never_null: bool, lock: AbstractContextManager[Any]) -> None:
+    def __init__(self, kind: str, never_null: bool) -> None:
         self.kind = kind
         self.never_null = never_null   # an absent value makes the term FALSE
-        self._lock = lock
-        self._buckets: dict = {}       # key -> tuple of entries
-        self._members: tuple | None = ()
-        # what the kind's lookup iterates, built from the buckets (``_LAYOUTS``)
-        self._layout: Any = None
-        self.size = 0
-        self.lookup: Callable[[Any], tuple] = getattr(self, "_lookup_" + kind.replace("-", "_"))
+        self._buckets: dict[Any, dict[int, Any]] = {}   # key -> {seq: entry}
+        self.members: dict[int, Any] = {}   # every subscription with a term here
+        self.size = 0                        # terms
+        self.lookup: Callable[[Any, dict, bool], None] = getattr(
+            self, "_lookup_" + kind.replace("-", "_"))
+        # prefix: the distinct key lengths, ascending, and how many keys have each
+        self._lengths: tuple[int, ...] = ()
+        self._length_keys: dict[int, int] = {}
+        # range: the trees of bounds per operator, and the readers' view of them
+        self._trees: dict[str, BoundTree] = {}
+        self._sides: tuple = ()   # (below or above, tree, inclusive) per operator
+        self._empty = 0           # empty buckets left in the trees
+        # IS NULL: ((absent wanted, semantics), bucket) per bucket
+        self._nulls: tuple = ()
 
-    # --- writers (under the lock) ---------------------------------------------------
+    # --- writers (under the owner's lock) --------------------------------------------
 
     def add(self, keys: tuple, entry: Any) -> None:
         """``keys``: the term's constants; for IS NULL, (absent wanted, semantics)."""
+        seq = entry.seq
         for key in self._keys(keys):
-            self._buckets[key] = self._buckets.get(key, ()) + (entry,)
+            bucket = self._buckets.get(key)
+            if bucket is None:
+                self._buckets[key] = bucket = {seq: entry}
+                self._opened(key, bucket)
+            else:
+                if not bucket:   # an empty range bucket, still in its tree
+                    self._empty -= 1
+                bucket[seq] = entry
+        self.members[seq] = entry
         self.size += 1
-        self._changed()
 
     def remove(self, keys: tuple, entry: Any) -> None:
+        """Remove ``entry``'s term (each of an entry's terms goes in one change)."""
+        seq = entry.seq
         for key in self._keys(keys):
-            left = tuple(e for e in self._buckets.get(key, ()) if e is not entry)
-            if left:
-                self._buckets[key] = left
-            else:
-                self._buckets.pop(key, None)
+            bucket = self._buckets.get(key)
+            if bucket is None or bucket.pop(seq, None) is None:
+                continue   # a term naming a key twice (a = 'x' OR a = 'x'): gone already
+            if not bucket:
+                self._closed(key)
+        self.members.pop(seq, None)
         self.size -= 1
-        self._changed()
 
     def _keys(self, keys: tuple) -> tuple:
         if self.kind in ("range", "null"):
             return (keys,)   # one bucket per (op, bound) / per IS NULL, IS NOT NULL
         return tuple(dict.fromkeys(keys))   # an IN list naming a value twice: once
 
-    def _changed(self) -> None:
-        self._members = self._layout = None
+    def _opened(self, key: Any, bucket: dict) -> None:
+        """A new key's bucket (holding its first entry) becomes visible to readers."""
+        if self.kind == "prefix":
+            length = len(key)
+            self._length_keys[length] = self._length_keys.get(length, 0) + 1
+            if self._length_keys[length] == 1:
+                lengths = list(self._lengths)
+                insort(lengths, length)
+                self._lengths = tuple(lengths)
+        elif self.kind == "range":
+            op, bound = key
+            self._trees[op] = self._trees.get(op, BoundTree()).insert(bound, bucket)
+            self._publish_trees()
+        elif self.kind == "null":
+            self._nulls = self._nulls + ((key, bucket),)
 
-    # --- snapshots (built by a reader under the lock, after a change) -----------------
+    def _closed(self, key: Any) -> None:
+        """The last entry of ``key``'s bucket is gone."""
+        if self.kind == "range":   # stays in its tree until the empty ones are many
+            self._empty += 1
+            if self._empty > _SPARE and 2 * self._empty > len(self._buckets):
+                self._compact()
+            return
+        del self._buckets[key]
+        if self.kind == "prefix":
+            length = len(key)
+            self._length_keys[length] -= 1
+            if not self._length_keys[length]:
+                del self._length_keys[length]
+                self._lengths = tuple(n for n in self._lengths if n != length)
+        elif self.kind == "null":
+            self._nulls = tuple(item for item in self._nulls if item[0] != key)
 
-    def members(self) -> tuple:
-        members = self._members
-        if members is None:
-            with self._lock:
-                seen: dict = {}
-                for bucket in self._buckets.values():
-                    for entry in bucket:
-                        seen[id(entry)] = entry
-                members = self._members = tuple(seen.values())
-        return members
+    def _compact(self) -> None:
+        """Range trees rebuilt from their live bounds: O(n) once the empty buckets
+        outnumber the live ones, so amortised O(1) over the removals that emptied them."""
+        for op, tree in list(self._trees.items()):
+            live = [(bound, bucket) for bound, bucket in tree.items() if bucket]
+            for bound, bucket in tree.items():
+                if not bucket:
+                    del self._buckets[(op, bound)]
+            if live:
+                self._trees[op] = BoundTree.build(live)
+            else:
+                del self._trees[op]
+        self._empty = 0
+        self._publish_trees()
 
-    def _snapshot(self) -> Any:
-        layout = self._layout
-        if layout is None:
-            with self._lock:
-                layout = self._layout = _LAYOUTS[self.kind](self._buckets)
-        return layout
+    def _publish_trees(self) -> None:
+        self._sides = tuple((side, tree, inclusive) for op, tree in self._trees.items()
+                            for side, inclusive in (_SIDES[op],))
 
-    # --- lookups: (candidates, settled) ------------------------------------------------
+    # --- lookups ---------------------------------------------------------------------
 
-    def _unkeyed(self, value: Any) -> tuple:
+    def _unkeyed(self, value: Any, found: dict, exact: bool) -> None:
         """A value of no type the index keys on: absent (no term TRUE; FALSE where
         the terms are never NULL), or of another type (every member a candidate)."""
-        if value is None:
-            return (), self.never_null
-        return self.members(), False
+        if value is not None or (exact and not self.never_null):
+            found.update(self.members)
 
-    def _lookup_eq_str(self, value: Any) -> tuple:
+    def _lookup_eq_str(self, value: Any, found: dict, exact: bool) -> None:
         cls = type(value)
         if cls is str or cls is symbol:
-            return self._buckets.get(value, ()), True
-        return self._unkeyed(value)
+            bucket = self._buckets.get(value)
+            if bucket:
+                found.update(bucket)
+        else:
+            self._unkeyed(value, found, exact)
 
-    def _lookup_eq_int(self, value: Any) -> tuple:
+    def _lookup_eq_int(self, value: Any, found: dict, exact: bool) -> None:
         if type(value) in INT_CLASSES:
-            return self._buckets.get(value, ()), True
-        return self._unkeyed(value)
+            bucket = self._buckets.get(value)
+            if bucket:
+                found.update(bucket)
+        else:
+            self._unkeyed(value, found, exact)
 
-    def _lookup_prefix(self, value: Any) -> tuple:
+    def _lookup_prefix(self, value: Any, found: dict, exact: bool) -> None:
         cls = type(value)
         if cls is not str and cls is not symbol:
-            return self._unkeyed(value)
-        get, found = self._buckets.get, []
+            self._unkeyed(value, found, exact)
+            return
+        get = self._buckets.get
         size = len(value)
-        for length in self._snapshot():
+        for length in self._lengths:
             if length > size:
                 break
-            found.extend(get(value[:length], ()))
-        return found, True
+            bucket = get(value[:length])
+            if bucket:
+                found.update(bucket)
 
-    def _lookup_word(self, value: Any) -> tuple:
+    def _lookup_word(self, value: Any, found: dict, exact: bool) -> None:
         cls = type(value)
         if cls is str or cls is symbol:
-            return self._buckets.get(str.__str__(value).split(".", 1)[0], ()), True
-        return self._unkeyed(value)
+            bucket = self._buckets.get(str.__str__(value).split(".", 1)[0])
+            if bucket:
+                found.update(bucket)
+        else:
+            self._unkeyed(value, found, exact)
 
-    def _lookup_range(self, value: Any) -> tuple:
+    def _lookup_range(self, value: Any, found: dict, exact: bool) -> None:
         cls = type(value)
         if cls not in NUMBERS and (cls is not float or value != value or value == 0):
             # NaN, and 0.0 against -0.0, order apart in jms: evaluate them all
-            return self._unkeyed(value)
-        found: list = []
-        for op, (bounds, buckets) in self._snapshot().items():
-            if op == ">":     # bound < value
-                chosen = buckets[:bisect_left(bounds, value)]
-            elif op == ">=":
-                chosen = buckets[:bisect_right(bounds, value)]
-            elif op == "<":   # bound > value
-                chosen = buckets[bisect_right(bounds, value):]
-            else:
-                chosen = buckets[bisect_left(bounds, value):]
-            for bucket in chosen:
-                found.extend(bucket)
-        return found, True
+            self._unkeyed(value, found, exact)
+            return
+        for side, tree, inclusive in self._sides:
+            side(tree, value, inclusive, found)
 
-    def _lookup_null(self, value: Any) -> tuple:
+    def _lookup_null(self, value: Any, found: dict, exact: bool) -> None:
         # buckets keyed (absent wanted, the dialect that says what reads as absent)
-        found: list = []
-        for (wanted, rules), bucket in self._snapshot():
+        for (wanted, rules), bucket in self._nulls:
             absent = value is None
             if not absent and rules.null_view:
                 try:
                     absent = rules.view(value) is None
                 except Exception:   # a value its dialect cannot read: evaluate them all
-                    return self.members(), False
+                    found.update(self.members)
+                    return
             if absent is wanted:
-                found.extend(bucket)
-        return found, True
-
-
-def _prefix_layout(buckets: dict) -> tuple:
-    """The distinct prefix lengths, shortest first."""
-    return tuple(sorted({len(key) for key in buckets}))
-
-
-def _range_layout(buckets: dict) -> dict:
-    """Per operator: the bounds in order, and each bound's bucket."""
-    by_op: dict = {}
-    for (op, bound), bucket in buckets.items():
-        by_op.setdefault(op, []).append((bound, bucket))
-    layout = {}
-    for op, items in by_op.items():
-        items.sort(key=lambda item: item[0])
-        layout[op] = ([bound for bound, _ in items], [bucket for _, bucket in items])
-    return layout
-
-
-_LAYOUTS = {"prefix": _prefix_layout, "range": _range_layout,
-            "null": lambda buckets: tuple(buckets.items())}
+                found.update(bucket)
 
 
 class FieldIndex:
-    """Every term on one field: the field is read once per message."""
+    """Every term on one field: the field is read once per message. ``terms``
+    (the term indexes, for readers) is empty once the last term is removed."""
 
-    def __init__(self, field: tuple, lock: AbstractContextManager[Any]) -> None:
+    def __init__(self, field: tuple) -> None:
         self.field = field
         section, key, default = field
         self._attribute = f"_filtex_{section}"
         self._key, self._default = key, default
-        self._lock = lock
-        self.kinds: dict = {}         # (kind, never_null) -> TermIndex
-        self._snapshot: tuple | None = ()
+        self.kinds: dict[tuple, TermIndex] = {}   # (kind, never_null) -> TermIndex
+        self.terms: tuple[TermIndex, ...] = ()
+        self.size = 0
 
     def read(self, message: Any) -> Any:
         value = getattr(message, self._attribute).get(self._key)
@@ -203,23 +242,19 @@ class FieldIndex:
             return self._default
         return value
 
-    def index(self, kind: str, never_null: bool) -> TermIndex:
-        found = self.kinds.get((kind, never_null))
-        if found is None:
-            found = self.kinds[(kind, never_null)] = TermIndex(kind, never_null, self._lock)
-            self._snapshot = None
-        return found
+    def add(self, kind: str, never_null: bool, keys: tuple, entry: Any) -> None:
+        index = self.kinds.get((kind, never_null))
+        if index is None:
+            index = self.kinds[(kind, never_null)] = TermIndex(kind, never_null)
+        index.add(keys, entry)   # filled before readers see it
+        if index.size == 1:
+            self.terms = tuple(self.kinds.values())
+        self.size += 1
 
-    def term_indexes(self) -> tuple:
-        snapshot = self._snapshot
-        if snapshot is None:
-            with self._lock:
-                snapshot = self._snapshot = tuple(i for i in self.kinds.values() if i.size)
-        return snapshot
-
-    def changed(self) -> None:
-        self._snapshot = None
-
-    @property
-    def size(self) -> int:
-        return sum(i.size for i in self.kinds.values())
+    def remove(self, kind: str, never_null: bool, keys: tuple, entry: Any) -> None:
+        index = self.kinds[(kind, never_null)]
+        index.remove(keys, entry)
+        if not index.size:
+            del self.kinds[(kind, never_null)]
+            self.terms = tuple(self.kinds.values())
+        self.size -= 1

@@ -14,11 +14,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from threading import RLock
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal, cast
 
 from proton import Data, Terminus
 
 from ..dialects import get_dialect
+from ..errors import internal_error
 from ..filter import Dialect, Filter, check_dialect_type
 from ..forms import view
 from ..limits import Limits, check_limits
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from ..message import MessageForm
 
 _UNREADABLE = object()   # a field whose reading raised (a malformed encoded message)
+
+_SPARE = 16   # emptied fields or groups a roster keeps whatever the live ones
 
 
 class _Entry:
@@ -51,6 +54,40 @@ class _Entry:
         self.offered: list = []    # (field, kind, key) of every indexable term it has
 
 
+class _Roster:
+    """Keyed items that readers iterate while a writer adds and removes: a list
+    only ever appended to (a reader's iteration sees an item or not), whose
+    emptied items stay (readers skip them) until they outnumber the live ones;
+    then a new list replaces it whole. Amortised O(1) a change."""
+
+    def __init__(self, alive: Callable[[Any], bool]) -> None:
+        self.by_key: dict[Any, Any] = {}
+        self.items: list[Any] = []
+        self._alive = alive
+        self._empty = 0
+
+    def get(self, key: Any, make: Callable[[Any], Any]) -> Any:
+        """The item of ``key`` (``make(key)`` appended if there is none)."""
+        item = self.by_key.get(key)
+        if item is None:
+            item = self.by_key[key] = make(key)
+            self.items.append(item)
+        elif not self._alive(item):
+            self._empty -= 1
+        return item
+
+    def emptied(self) -> None:
+        """An item's last member is gone."""
+        self._empty += 1
+        if self._empty > _SPARE and 2 * self._empty > len(self.items):
+            self.by_key = {k: v for k, v in self.by_key.items() if self._alive(v)}
+            self.items = [item for item in self.items if self._alive(item)]
+            self._empty = 0
+
+    def live(self) -> list[Any]:
+        return [item for item in self.items if self._alive(item)]
+
+
 class Subscriptions:
     """A mutable set of named filters, matched against a message at once.
 
@@ -63,31 +100,29 @@ class Subscriptions:
     accepts and give exactly what evaluating each filter would.
 
     Adding and removing cost one compile (a cache hit for a filter already
-    compiled) and a few index updates. ``match`` may run in several threads
-    while another adds and removes: a concurrent change is seen or not, never
-    half.
+    compiled) and a few index updates, O(log n) at most. A failing ``add``
+    changes nothing. ``match`` may run in several threads while another adds
+    and removes: a concurrent change is seen or not, never half.
     """
 
     def __init__(self, filters: Mapping[str, object] | Iterable[tuple[str, object]] | None = None,
                  *, dialect: Dialect = "amqp", limits: Limits | None = None) -> None:
-        check_dialect_type(dialect)
         check_limits(limits)
-        # an unknown name is a FilterError (amqp:not-implemented), as in compile_sql
-        self.dialect: Dialect = get_dialect(str.__str__(dialect)).name
+        # a non-str is a TypeError; an unknown name a FilterError (amqp:not-implemented)
+        self.dialect: Dialect = _dialect(dialect)
         self.limits = limits
-        self._lock = RLock()
+        self._lock = RLock()   # writers only: readers take no lock
         self._entries: dict[str, _Entry] = {}
-        self._fields: dict[tuple, FieldIndex] = {}
+        self._fields = _Roster(lambda field: field.size > 0)   # field -> FieldIndex
         self._plain: dict[int, _Entry] = {}    # no gate: evaluated on every message
         self._always: dict[int, _Entry] = {}   # evaluate_all evaluates them on every message
         # evaluate_all evaluates them where a required field holds a value of another
-        # kind (then they may fail): required (field, kind) pairs -> seq -> entry
-        self._guarded: dict[frozenset, dict[int, _Entry]] = {}
+        # kind (then they may fail): required (field, kind) pairs -> (pairs, {seq: entry})
+        self._guarded = _Roster(lambda group: bool(group[1]))
         # the constants the subscriptions' indexable terms name: (field, kind, key) ->
         # how many name it; (field, kind) -> how many distinct (for choosing gates)
         self._offered: dict[tuple, int] = {}
         self._distinct: dict[tuple, int] = {}
-        self._snapshots: dict[str, tuple[Any, ...]] = {}
         self._seq = itertools.count()
         if filters is not None:
             for name, flt in _pairs(filters):
@@ -99,16 +134,10 @@ class Subscriptions:
         """Add (or replace) the subscription ``name``; returns its compiled filter.
         A filter that cannot compile raises ``FilterError`` and changes nothing."""
         name = _name(name)
-        if dialect is not None:
-            check_dialect_type(dialect)
-        compiled = _compile(flt, self.dialect if dialect is None else dialect, self.limits)
-        gates = []
-        if compiled.tree is not None:
-            try:
-                gates = find_gates(compiled.tree, get_dialect(compiled.dialect).semantics)
-            except Exception:   # a tree the analysis does not know: evaluated every time
-                gates = []
-        with self._lock:
+        compiled = _compile(flt, self.dialect if dialect is None else _dialect(dialect),
+                            self.limits)
+        gates, may_fail, required = _analyse(compiled)
+        with self._lock:   # nothing below raises: the set changes entirely or not at all
             offered = [(t.field, t.kind, key) for g in gates for t in g.terms
                        if t.kind not in ("range", "null") for key in t.keys]
             for item in offered:   # what the subscriptions test, chosen as gate or not
@@ -116,10 +145,10 @@ class Subscriptions:
                 if self._offered[item] == 1:
                     self._distinct[item[:2]] = self._distinct.get(item[:2], 0) + 1
             gate = min(gates, key=lambda g: (self._share(g), -g.rank)) if gates else None
-            required = None   # the fields' kinds under which it cannot fail (amqp)
             always = gate is None or len(gate.terms) > 1
-            if not always and _may_fail(compiled):
-                required = requirements(compiled.tree, get_dialect(compiled.dialect).semantics)
+            if always or not may_fail:
+                required = None
+            else:   # the fields' kinds under which it cannot fail (amqp), if known
                 always = required is None
             if name in self._entries:
                 self._drop(self._entries.pop(name))
@@ -128,21 +157,15 @@ class Subscriptions:
             self._entries[name] = entry
             if gate is None:
                 self._plain[entry.seq] = entry
-                self._snapshots.pop("plain", None)
             else:
                 for term in gate.terms:
-                    field = self._fields.get(term.field)
-                    if field is None:
-                        field = self._fields[term.field] = FieldIndex(term.field, self._lock)
-                        self._snapshots.pop("fields", None)
-                    field.index(term.kind, term.never_null).add(_keys(term), entry)
-                    field.changed()
+                    field = self._fields.get(term.field, FieldIndex)
+                    field.add(term.kind, term.never_null, _keys(term), entry)
             if always:
                 self._always[entry.seq] = entry
-                self._snapshots.pop("always", None)
             elif required is not None:
-                self._guarded.setdefault(required, {})[entry.seq] = entry
-                self._snapshots.pop("guarded", None)
+                group = self._guarded.get(required, lambda pairs: (pairs, {}))
+                group[1][entry.seq] = entry
         return compiled
 
     def _share(self, gate: Gate) -> float:
@@ -177,87 +200,69 @@ class Subscriptions:
                     del self._distinct[item[:2]]
         if entry.gate is None:
             del self._plain[entry.seq]
-            self._snapshots.pop("plain", None)
         else:
             for term in entry.gate.terms:
-                field = self._fields[term.field]
-                field.kinds[(term.kind, term.never_null)].remove(_keys(term), entry)
-                field.changed()
+                field = self._fields.by_key[term.field]
+                field.remove(term.kind, term.never_null, _keys(term), entry)
                 if not field.size:
-                    del self._fields[term.field]
-                    self._snapshots.pop("fields", None)
-        if self._always.pop(entry.seq, None) is not None:
-            self._snapshots.pop("always", None)
+                    self._fields.emptied()
+        self._always.pop(entry.seq, None)
         if entry.required is not None:
-            group = self._guarded[entry.required]
+            group = self._guarded.by_key[entry.required][1]
             del group[entry.seq]
             if not group:
-                del self._guarded[entry.required]
-            self._snapshots.pop("guarded", None)
+                self._guarded.emptied()
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._entries
+        # an exact str copy: a caller's object's __hash__ and __eq__ never run
+        return issubclass(type(name), str) and _name(name) in self._entries
 
     def __iter__(self) -> Iterator[str]:
         with self._lock:
             return iter(list(self._entries))
 
     def __getitem__(self, name: str) -> Filter:
-        return self._entries[name].filter
+        return self._entries[_name(name)].filter
 
     def stats(self) -> dict[str, Any]:
         """How the set is indexed: subscriptions with a gate, without, the fields."""
         with self._lock:
             return {"subscriptions": len(self._entries), "ungated": len(self._plain),
-                    "fields": {f"{s}.{k}": fi.size for (s, k, _), fi in self._fields.items()}}
+                    "fields": {f"{fi.field[0]}.{fi.field[1]}": fi.size
+                               for fi in self._fields.live()}}
 
     # --- per message --------------------------------------------------------------------
 
-    def _snapshot(self, which: str) -> tuple[Any, ...]:
-        found = self._snapshots.get(which)
-        if found is None:
-            with self._lock:
-                if which == "guarded":
-                    found = tuple((required, tuple(group.values()))
-                                  for required, group in self._guarded.items())
-                else:
-                    sources: dict[str, dict[Any, Any]] = {
-                        "fields": self._fields, "plain": self._plain, "always": self._always}
-                    source = sources[which]
-                    found = tuple(source.values())
-                self._snapshots[which] = found
-        return found
-
     def _candidates(self, message: Any, exact: bool) -> dict:
         """seq -> entry: every subscription an index names for ``message`` (and
-        with ``exact``, those whose gate is not known to be FALSE)."""
+        with ``exact``, those whose gate is not known to be FALSE). Lock-free:
+        what it iterates is appended to or replaced whole (``index.py``)."""
         found: dict[int, _Entry] = {}
-        for field in self._snapshot("fields"):
+        for field in self._fields.items:
+            terms = field.terms
+            if not terms:
+                continue
             try:
                 value = field.read(message)
             except Exception:   # unreadable: its subscriptions evaluate (and say why)
                 value = _UNREADABLE
-            for terms in field.term_indexes():
+            for index in terms:
                 if value is _UNREADABLE:
-                    entries, settled = terms.members(), False
-                else:
-                    entries, settled = terms.lookup(value)
-                if exact and not settled:   # the candidates are among the members
-                    entries = terms.members()
-                for entry in entries:
-                    found[entry.seq] = entry
-        for entry in self._snapshot("plain"):
-            found[entry.seq] = entry
+                    found.update(index.members)
+                    continue
+                try:
+                    index.lookup(value, found, exact)
+                except Exception:   # a value whose class will not be hashed: evaluate them all
+                    found.update(index.members)
+        found.update(self._plain)
         if exact:
-            for entry in self._snapshot("always"):
-                found[entry.seq] = entry
-            for required, group in self._snapshot("guarded"):
-                if not satisfied(required, message):
-                    for entry in group:
-                        found[entry.seq] = entry
+            found.update(self._always)
+            for required, group in self._guarded.items:
+                if group and not satisfied(required, message):
+                    found.update(group)
         return found
 
     def match(self, message: MessageForm, receiving_connection: object = None) -> list[str]:
@@ -282,7 +287,8 @@ class Subscriptions:
         return results
 
     def __repr__(self) -> str:
-        return f"<Subscriptions of {len(self)} filters, {len(self._fields)} indexed fields>"
+        return (f"<Subscriptions of {len(self)} filters, {len(self._fields.live())} "
+                f"indexed fields>")
 
 
 def _keys(term: Any) -> tuple:
@@ -292,49 +298,91 @@ def _keys(term: Any) -> tuple:
 
 
 def _name(name: object) -> str:
-    """A subscription's name as an exact str; ``TypeError`` for another type."""
+    """A subscription's name as an exact str; ``TypeError`` for another type.
+    (The copy: a str subclass's own ``__hash__`` and ``__eq__`` never run.)"""
     if not issubclass(type(name), str):
         raise TypeError(f"a subscription is named by a str, not {type(name).__name__}")
     return str.__str__(cast(str, name))
 
 
-def _pairs(filters: object) -> Iterator[tuple[object, object]]:
+def _dialect(dialect: object) -> Dialect:
+    """The known dialect name ``dialect`` names, as an exact str: a non-str is a
+    ``TypeError`` raised before any of its methods runs, an unknown name a
+    ``FilterError`` (``amqp:not-implemented``)."""
+    check_dialect_type(dialect)
+    return get_dialect(str.__str__(cast(str, dialect))).name
+
+
+_ACCEPTED = "a mapping of names to filters or an iterable of (name, filter) pairs"
+
+
+def _pairs(filters: object) -> list[tuple[object, object]]:
     """(name, filter) of the constructor's ``filters``: a mapping of names to
     filters, or an iterable of (name, filter) pairs; a ``TypeError`` naming
-    what is accepted for anything else (names are checked by ``add``)."""
-    accepted = "a mapping of names to filters or an iterable of (name, filter) pairs"
-    if isinstance(filters, Mapping):
-        yield from filters.items()
-        return
-    if issubclass(type(filters), (str, bytes, bytearray)) or not isinstance(filters, Iterable):
-        raise TypeError(f"Subscriptions takes {accepted}, not {type(filters).__name__}")
-    for index, item in enumerate(filters):
-        if type(item) not in (tuple, list) or len(item) != 2:
-            shape = f"a {type(item).__name__}" + (
-                f" of {len(item)} items" if type(item) in (tuple, list) else "")
-            raise TypeError(f"Subscriptions takes {accepted}; item {index} is {shape}")
-        yield item[0], item[1]
+    what is accepted for anything else, or for a container whose reading
+    raises (names and filters are checked by ``add``)."""
+    cls = type(filters)   # by class: an object's __class__ may lie
+    if issubclass(cls, (str, bytes, bytearray)) or not issubclass(cls, (Mapping, Iterable)):
+        raise TypeError(f"Subscriptions takes {_ACCEPTED}, not {cls.__name__}")
+    try:
+        items = list(cast(Mapping, filters).items() if issubclass(cls, Mapping)
+                     else cast(Iterable, filters))
+    except Exception as exc:   # the calling program's container, not a filter's definition
+        raise TypeError(f"Subscriptions takes {_ACCEPTED}; reading the {cls.__name__} raised "
+                        f"{type(exc).__name__}") from exc
+    pairs = []
+    for index, item in enumerate(items):
+        kind = type(item)
+        if (kind is not tuple and kind is not list) or len(item) != 2:
+            shape = f"a {kind.__name__}" + (
+                f" of {len(item)} items" if kind is tuple or kind is list else "")
+            raise TypeError(f"Subscriptions takes {_ACCEPTED}; item {index} is {shape}")
+        pairs.append((item[0], item[1]))
+    return pairs
 
 
-def _compile(flt: Any, dialect: Dialect, limits: Limits | None) -> Filter:
-    """A filter in any accepted form, compiled."""
+def _compile(flt: object, dialect: Dialect, limits: Limits | None) -> Filter:
+    """A filter in any accepted form, compiled; only ``FilterError`` for what it
+    holds. The form is told by class (an object's ``__class__`` may lie); a
+    mapping's keys are read once, and its failure to be read is a FilterError."""
+    cls = type(flt)
+    if cls is Filter:
+        return cast(Filter, flt)
     from ..compiler import compile_sql
-    from ..described import compile_filter, compile_filter_set
-    if type(flt) is Filter:
-        return flt
-    if issubclass(type(flt), str):
-        return compile_sql(flt, dialect, limits=limits)
-    if isinstance(flt, Mapping) and not ("described" in flt or "code" in flt):
+    if issubclass(cls, str):
+        return compile_sql(cast(str, flt), dialect, limits=limits)
+    from ..described.compile import compile_filter, compile_filter_set
+    if issubclass(cls, (Data, Terminus)):   # a filter set as proton holds it
         return compile_filter_set(flt, dialect, limits=limits)
-    if isinstance(flt, (Data, Terminus)):   # a filter set as proton holds it
-        return compile_filter_set(flt, dialect, limits=limits)
+    if issubclass(cls, Mapping):   # a filter set, or a described filter as JSON
+        try:
+            described = "described" in flt or "code" in flt  # type: ignore[operator]
+        except Exception as exc:   # a mapping that will not be read: the filter's fault
+            raise internal_error(exc, "compiling a filter set") from None
+        if not described:
+            return compile_filter_set(flt, dialect, limits=limits)
     return compile_filter(flt, dialect, limits=limits)
 
 
-def _may_fail(flt: Filter) -> bool:
+def _analyse(flt: Filter) -> tuple[list[Gate], bool, frozenset | None]:
+    """The filter's gates, whether its evaluation can fail, and the fields' kinds
+    under which it cannot (``failures.py``). A tree the analysis cannot read (a
+    Filter built by hand) gives no gate and may fail: evaluated every time."""
+    if flt.tree is None:
+        return [], True, None
+    try:
+        semantics = get_dialect(flt.dialect).semantics
+        gates = find_gates(flt.tree, semantics)
+        may_fail = _may_fail(flt.tree, semantics)
+        return gates, may_fail, requirements(flt.tree, semantics) if may_fail else None
+    except Exception:
+        return [], True, None
+
+
+def _may_fail(tree: ast.Node, semantics: Any) -> bool:
     """Can evaluating the filter fail (amqp rules anywhere, or no-local)? Then
     a FALSE gate does not make it FALSE: a failure elsewhere makes it unknown."""
-    if flt.tree is None or get_dialect(flt.dialect).semantics.failures:
+    if semantics.failures:
         return True
     return any((isinstance(node, ast.Scope) and node.dialect.semantics.failures)
-               or isinstance(node, ast.NoLocal) for node in ast.walk(flt.tree))
+               or isinstance(node, ast.NoLocal) for node in ast.walk(tree))
