@@ -56,7 +56,7 @@ class Limits:
     max_string: int | None = 1_048_576  # characters of a computed string (None: no bound)
     max_computed: int | None = 4_194_304  # characters of all strings one evaluation
     #                                       computes and keeps (None: no bound)
-    max_pattern: int | None = 4_096   # characters of a LIKE pattern computed from a
+    max_pattern: int | None = 1_024   # characters of a LIKE pattern computed from a
     #                                   message (None: no bound)
 
     def __post_init__(self) -> None:

@@ -13,27 +13,27 @@ run with ``str.find`` and fall back to bit-parallel Shift-And, O(n * m / 64)
 word operations, as soon as checking candidates costs more than scanning.
 
 Compiled matchers are cached in a thread-safe LRU bounded in entries and in
-the bytes they really keep (``footprint``); patterns longer than 1,024
-characters are never kept. A pattern the message supplies is bounded before it
+bytes (an upper bound of what each keeps, ``entry_bytes``); patterns longer
+than 1,024 characters are never kept. A pattern the message supplies is bounded before it
 gets here (``Limits.max_pattern``): its cost is its length to compile, and at
 most (value length) x (its longest ``_`` segment) / 64 word operations to run.
 """
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Any, Callable
 
 from ..cache import BoundedCache
 from ..errors import EvaluationFailure, excerpt
-from ..footprint import footprint
 
 Segment = list  # of str (a literal character) or None (``_``)
 Finder = tuple[Callable[[str, int], bool], Callable[[str, int], int]]
 
 SHORT = 64                 # segments up to this long are searched with a regex
+_REGEXES = 16              # regexes one pattern compiles at most (see ``_finder``)
 _TABLE_BITS = 1 << 16      # Shift-And tables up to this size stay with the matcher
 _CACHE_ENTRIES = 512
-_CACHE_BYTES = 4 << 20       # what the kept matchers hold, measured (``footprint``)
+_CACHE_BYTES = 4 << 20       # what the kept matchers hold at most (``entry_bytes``)
 _CACHE_PATTERN_CHARS = 1024  # longer patterns (computed from messages) are not kept
 
 
@@ -168,14 +168,19 @@ def _long_finder(segment: Segment) -> Finder:
     return match, search
 
 
-def _finder(segment: Segment) -> Finder:
-    """(anchored match at pos, leftmost search from pos) for one segment."""
+def _finder(segment: Segment, regexes: list[int]) -> Finder:
+    """(anchored match at pos, leftmost search from pos) for one segment;
+    ``regexes`` holds how many more regular expressions the pattern may
+    compile (each costs about 20 us: a pattern of a thousand segments with
+    ``_`` would take 20 ms to compile; past the allowance the finder of long
+    segments serves, set up in a few steps a literal run)."""
     if None not in segment:
         text = "".join(segment)  # type: ignore[arg-type]
         return (lambda s, pos: s.startswith(text, pos),
                 lambda s, pos: s.find(text, pos))
-    if len(segment) > SHORT:
+    if len(segment) > SHORT or regexes[0] <= 0:
         return _long_finder(segment)
+    regexes[0] -= 1
     regex = re.compile("".join("." if c is None else re.escape(c) for c in segment),
                        re.DOTALL)
 
@@ -187,6 +192,16 @@ def _finder(segment: Segment) -> Finder:
 
 def _compile(pattern: str, escape: str | None, mode: str) -> Callable[[str], bool]:
     segments = segments_of(pattern, escape, mode)
+    regexes = [_REGEXES]
+    finders: dict[tuple[str | None, ...], Finder] = {}   # one for each distinct segment
+
+    def finder(segment: Segment) -> Finder:
+        key = tuple(segment)
+        found = finders.get(key)
+        if found is None:
+            found = finders[key] = _finder(segment, regexes)
+        return found
+
     plain = [None not in seg for seg in segments]
     texts = ["".join(seg) if ok else None for seg, ok in zip(segments, plain)]  # type: ignore
     if len(segments) == 1:
@@ -194,7 +209,7 @@ def _compile(pattern: str, escape: str | None, mode: str) -> Callable[[str], boo
         if plain[0]:
             text = texts[0]
             return lambda s: s == text
-        size, match_at = len(seg), _finder(seg)[0]
+        size, match_at = len(seg), finder(seg)[0]
         return lambda s: len(s) == size and match_at(s, 0)
     if all(plain):
         first, last = texts[0], texts[-1]
@@ -208,9 +223,11 @@ def _compile(pattern: str, escape: str | None, mode: str) -> Callable[[str], boo
             text = middle[0]
             return lambda s: text in s
     head, tail = segments[0], segments[-1]
-    head_match = _finder(head)[0]
-    tail_match = _finder(tail)[0]
-    middles = [(len(seg), _finder(seg)[1]) for seg in segments[1:-1] if seg]
+    head_match = finder(head)[0]
+    tail_match = finder(tail)[0]
+    # a middle segment: its text (found with str.find) or its search function
+    middles: list[tuple[int, Any]] = [(len(seg), text if text is not None else finder(seg)[1])
+                                      for seg, text in zip(segments[1:-1], texts[1:-1]) if seg]
     head_len, tail_len = len(head), len(tail)
 
     def match(s: str) -> bool:
@@ -218,7 +235,7 @@ def _compile(pattern: str, escape: str | None, mode: str) -> Callable[[str], boo
             return False
         pos = head_len
         for size, search in middles:
-            found = search(s, pos)
+            found = s.find(search, pos) if search.__class__ is str else search(s, pos)
             if found < 0:
                 return False
             pos = found + size
@@ -227,7 +244,17 @@ def _compile(pattern: str, escape: str | None, mode: str) -> Callable[[str], boo
     return match
 
 
-_cache = BoundedCache(_CACHE_ENTRIES, _CACHE_BYTES, footprint)
+def entry_bytes(pattern: str) -> int:
+    """An upper bound of what the matcher of ``pattern`` keeps, in bytes
+    (``footprint`` measures at most about 470 a character, for a pattern of
+    distinct three-character segments with ``_``; tests hold the bound over
+    random and worst patterns). A bound, not a walk of the matcher: the walk
+    would cost as much as compiling a pattern a message supplies."""
+    return _ENTRY_OVERHEAD + _ENTRY_PER_CHARACTER * len(pattern)
+
+
+_ENTRY_OVERHEAD, _ENTRY_PER_CHARACTER = 2048, 640
+_cache = BoundedCache(_CACHE_ENTRIES, _CACHE_BYTES, lambda entry: entry[1])
 
 
 def compile_like(pattern: str, escape: str | None = None,
@@ -235,16 +262,16 @@ def compile_like(pattern: str, escape: str | None = None,
     """A function ``str -> bool`` for the pattern. Raises ``PatternError``.
 
     The last 512 patterns of at most 1024 characters are kept, 4 MiB of
-    matchers at most (a filter's patterns come back with every message;
+    matchers at most (``entry_bytes``) (a filter's patterns come back with every message;
     longer ones are rebuilt)."""
     if len(pattern) > _CACHE_PATTERN_CHARS:
         return _compile(pattern, escape, mode)
     key = (pattern, escape, mode)
-    matcher = _cache.get(key)
-    if matcher is None:
-        matcher = _compile(pattern, escape, mode)
-        _cache.put(key, matcher)
-    return matcher
+    found = _cache.get(key)
+    if found is None:
+        found = (_compile(pattern, escape, mode), entry_bytes(pattern))
+        _cache.put(key, found)
+    return found[0]
 
 
 def cache_clear() -> None:
