@@ -1,5 +1,6 @@
-"""How many bytes an object really keeps: what the compile cache and the LIKE
-matcher cache count, so that a bound in bytes is a bound on memory.
+"""How many bytes an object really keeps: what the compile cache counts of a
+filter (and the tests of the LIKE cache's bound count of a matcher), so that a
+bound in bytes is a bound on memory.
 
 ``footprint`` walks what its roots reach, each object once, adding
 ``sys.getsizeof``: containers and their items, closures and the values in
