@@ -5,7 +5,8 @@ an outcome column. In the templates ``@`` marks a local's name and ``OUT`` the
 outcome; ``_fill`` gives a template the child it reads.
 Outcomes: 0 false, 1 true, 2 unknown, 4 failure, 8 back to the per-message
 engine (one bit each, so a kernel tests all atoms for either with one OR); modes are ``atoms.py``'s. A tag outside 0..25, a child whose validity
-bit is clear or a code outside the dictionary gives 8.
+bit is clear (in every mode, constants too: a malformed row is never answered
+here) or a code outside the dictionary gives 8.
 """
 from __future__ import annotations
 
@@ -83,8 +84,30 @@ def _fill(text: str, **names: str) -> str:
     return text
 
 
+_CONST = """\
+if tag@ < 2 or tag@ > 25:
+    OUT = k@[tag@]
+elif tag@ == 2:
+    OUT = k@[tag@] if (bv@[r >> 3] >> (r & 7)) & 1 else 8
+elif tag@ == 6:
+    OUT = k@[tag@] if (uv@[r >> 3] >> (r & 7)) & 1 else 8
+elif tag@ == 11 or tag@ == 12:
+    OUT = k@[tag@] if (fv@[r >> 3] >> (r & 7)) & 1 else 8
+elif tag@ <= 10 or tag@ == 17:
+    OUT = k@[tag@] if (iv@[r >> 3] >> (r & 7)) & 1 else 8
+elif tag@ == 16 or tag@ == 20 or tag@ == 21:
+    OUT = 8
+else:
+    OUT = k@[tag@]
+"""
+"""A constant answer, given only where the tag's child holds a value (a null
+or missing child under its tag is a malformed row: back to the per-message
+engine, which refuses it); the pseudo tags of the float specials (26..33)
+were checked already, and the ``x`` and ``e`` tags are checked before the
+pass (``columns.py``)."""
+
 MODES = {
-    CONST: "OUT = k@[tag@]\n",
+    CONST: _CONST,
     STRINGS: """\
 code@ = c@[r]
 if ((cv@[r >> 3] >> (r & 7)) & 1) and code@ >= 0 and code@ < st@.shape[1]:

@@ -8,9 +8,19 @@ them already (its ``t`` child and children); a typed header or properties
 column has one tag where it is valid and absent elsewhere; a field with no
 column is absent in every row (its rows with residual entries go to the
 per-message engine, as every row with a residual entry in a section the
-filter reads does). The kernel reads a child only for a tag that the schema
-gives that child, and checks its validity bit, so a table whose tags and
-children disagree is evaluated row by row, never read out of bounds.
+filter reads does).
+
+A table may come from a stranger (``guard.py``): strings are read through a
+checked dictionary (an entry that is not valid UTF-8 is null), and the atom
+pass sends back every row whose tag is outside 0..25, whose child is missing
+or null under its tag, or whose code is outside the dictionary or on a null
+entry (``atomcode.py``), to the row views, which refuse it: unknown. The
+kernels never read the ``x`` and ``e`` children; for the atoms that answer
+their tags from the tag alone (``EXISTS``, ``IS NULL``), ``deep`` gives tag
+255 (back) to the rows whose bytes are not what their tag says (null, a
+decimal of the wrong width, offsets that lie, a composite that does not
+decode: ``scan.unreadable_bytes``). A column of a type the kernel does not
+read sends every row to the per-message engine.
 """
 from __future__ import annotations
 
@@ -20,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from . import guard
 from .schema import (ABSENT, BINARY, BOOLEAN, HEADER_TYPES, KEYED, PROPERTIES_TYPES,
                      SCALAR_TAGS, STRING, TIMESTAMP, rest_column)
 
@@ -64,24 +75,21 @@ def _values(array: pa.Array, dtype: Any) -> np.ndarray:
 
 
 def _validity(array: pa.Array) -> np.ndarray:
-    return _bits(array.buffers()[0], array.offset, len(array))
+    """As pyarrow reads it: a null count of 0 means no nulls, whatever the bitmap."""
+    return _bits(None if array.null_count == 0 else array.buffers()[0], array.offset,
+                 len(array))
 
 
 def _strings(array: pa.Array) -> tuple[np.ndarray, np.ndarray, pa.Array]:
-    """(codes, validity, dictionary) of a dictionary or plain string column."""
-    if not pa.types.is_dictionary(array.type):
-        if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
-            raise _Unreadable
-        array = pc.dictionary_encode(array)
-    indices = array.indices
-    if indices.type != pa.int32():
-        indices = indices.cast(pa.int32())
-    dictionary = array.dictionary
-    if not (pa.types.is_string(dictionary.type) or pa.types.is_large_string(dictionary.type)):
+    """(codes, validity, dictionary) of a string column of any kind; codes may
+    be outside the dictionary and entries null (``guard.strings``)."""
+    if not guard.is_strings(array.type):
         raise _Unreadable
-    if pa.types.is_large_string(dictionary.type):
-        dictionary = dictionary.cast(pa.string())
-    return _values(indices, np.int32), _validity(indices), dictionary
+    if pa.types.is_dictionary(array.type) and array.type.index_type == pa.int32():
+        return (_values(array.indices, np.int32), _validity(array.indices),
+                guard.clean_dictionary(array.dictionary))
+    found = guard.strings(array)
+    return found.codes, np.packbits(found.valid, bitorder="little"), found.dictionary
 
 
 class _Unreadable(Exception):
@@ -89,7 +97,7 @@ class _Unreadable(Exception):
 
 
 def _tags_where_valid(array: pa.Array, tag: int) -> np.ndarray:
-    valid = array.is_valid().to_numpy(zero_copy_only=False)
+    valid = guard.valid_rows(array)
     return np.where(valid, np.uint8(tag), np.uint8(ABSENT)).astype(np.uint8)
 
 
@@ -115,6 +123,36 @@ def _member(struct: pa.Array, key: str) -> pa.Array | None:
     if struct.null_count:   # a null struct: its members are absent
         child = pc.if_else(struct.is_valid(), child, pa.nulls(len(child), child.type))
     return child
+
+
+_X_WIDTHS = np.full(26, -3, np.int64)
+_X_WIDTHS[[13, 14, 15, 18, 19]] = [4, 8, 16, 16, -1]
+_E_WIDTHS = np.full(26, -3, np.int64)
+_E_WIDTHS[[22, 23, 24, 25]] = -2
+_NONE = np.zeros(0, np.uint8)
+
+
+def _checked(out: FieldArrays, deep: dict[str, pa.Array]) -> FieldArrays:
+    """``out`` with tag 255 for every row whose ``x`` or ``e`` bytes are not
+    what its tag says; ``deep`` maps ``x``/``e`` to the child to check."""
+    from . import scan
+    tags, private = out.tags, False
+    n = len(tags)
+    for name, child in deep.items():
+        widths = _X_WIDTHS if name == "x" else _E_WIDTHS
+        if guard.is_binary_like(child.type):
+            offsets, _ = guard._offsets(child)
+            buffer = child.buffers()[2]
+            data = _NONE if buffer is None else np.frombuffer(buffer, np.uint8)
+            valid = _validity(child)
+        else:   # a type the kernel does not read: every row of its tags goes back
+            offsets, data, valid = np.zeros(n + 1, np.int64), _NONE, \
+                np.zeros((n + 7) >> 3, np.uint8)
+        if scan.unreadable_bytes(tags, widths, offsets, data, valid, _NONE):
+            if not private:
+                tags, private = tags.copy(), True
+            scan.unreadable_bytes(tags, widths, offsets, data, valid, tags)
+    return out._replace(tags=tags)
 
 
 def possible_tags(schema: pa.Schema, field: tuple) -> set[int]:
@@ -144,8 +182,11 @@ def possible_tags(schema: pa.Schema, field: tuple) -> set[int]:
     return tags
 
 
-def field_arrays(batch: pa.RecordBatch, field: tuple) -> FieldArrays:
-    """The kernel's view of one field in ``batch``."""
+def field_arrays(batch: pa.RecordBatch, field: tuple,
+                 deep: set[str] | None = None) -> FieldArrays:
+    """The kernel's view of one field in ``batch`` (whose columns are sound:
+    ``guard.sound``); ``deep``: the children among ``x`` and ``e`` whose bytes
+    to check (for atoms that answer their tags without reading them)."""
     n = batch.num_rows
     section, key = field
     try:
@@ -158,7 +199,7 @@ def field_arrays(batch: pa.RecordBatch, field: tuple) -> FieldArrays:
                 c=c, cv=cv, dictionary=dictionary)
         if section == "body":   # AMQP-encoded: present bodies go row by row
             column = _column(batch, key)
-            if column is None or column.null_count == n:
+            if column is None or guard.valid_count(column) == 0:
                 return _empty(n)
             return _empty(n, _tags_where_valid(column, 255))
         if section == "none" or not isinstance(key, str):
@@ -169,34 +210,35 @@ def field_arrays(batch: pa.RecordBatch, field: tuple) -> FieldArrays:
             return _empty(n)
         typed = {**HEADER_TYPES, **PROPERTIES_TYPES}
         if section in ("header", "properties") and key in typed:
-            return _typed(member, SCALAR_TAGS[typed[key][0]])
-        return _value_struct(member)
+            return _typed(member, SCALAR_TAGS[typed[key][0]], typed[key][1], deep)
+        return _value_struct(member, deep)
     except _Unreadable:
         return _empty(n, np.full(n, 255, np.uint8))   # every row row by row
 
 
-def _typed(array: pa.Array, tag: int) -> FieldArrays:
+def _typed(array: pa.Array, tag: int, layout: pa.DataType,
+           deep: set[str] | None) -> FieldArrays:
+    """A typed header or properties field: its layout's type (a string field of
+    any string type), else every row goes to the per-message engine."""
     n = len(array)
     tags = _tags_where_valid(array, tag)
     out = _empty(n, tags)
     valid = _validity(array)
     typ = array.type
+    if tag in (16, 20, 21):
+        c, cv, dictionary = _strings(array)
+        return out._replace(c=c, cv=cv, dictionary=dictionary)
+    if tag == BINARY:
+        return _checked(out, {"x": array}) if deep and "x" in deep else out
     if tag == BOOLEAN:
         if not pa.types.is_boolean(typ):
             raise _Unreadable
         return out._replace(b=_bits(array.buffers()[1], array.offset, n), bv=valid)
-    if tag == STRING or pa.types.is_dictionary(typ) or pa.types.is_string(typ):
-        if tag not in (16, 20, 21):
-            raise _Unreadable
-        c, cv, dictionary = _strings(array)
-        return out._replace(c=c, cv=cv, dictionary=dictionary)
-    if tag == BINARY:
-        return out
-    if pa.types.is_timestamp(typ):
-        if tag != TIMESTAMP or typ.unit != "ms":
+    if tag == TIMESTAMP:
+        if not pa.types.is_timestamp(typ) or typ.unit != "ms":
             raise _Unreadable
         return out._replace(i=_values(array, np.int64), iv=valid)
-    if not pa.types.is_integer(typ):
+    if typ != layout:
         raise _Unreadable
     return out._replace(i=array.cast(pa.int64()).fill_null(0).to_numpy(), iv=valid)
 
@@ -204,7 +246,7 @@ def _typed(array: pa.Array, tag: int) -> FieldArrays:
 _CHILD_TYPES = {"i": pa.int64(), "u": pa.uint64(), "f": pa.float64(), "b": pa.bool_()}
 
 
-def _value_struct(member: pa.Array) -> FieldArrays:
+def _value_struct(member: pa.Array, deep: set[str] | None) -> FieldArrays:
     n = len(member)
     typ = member.type
     if not pa.types.is_struct(typ) or typ.get_field_index("t") != 0 \
@@ -236,6 +278,10 @@ def _value_struct(member: pa.Array) -> FieldArrays:
             out = out._replace(u=_values(child, np.uint64), uv=valid)
         else:
             out = out._replace(f=_values(child, np.float64), fv=valid)
+    if deep:   # (a tag whose child the struct lacks is not possible: back already)
+        present = {name: member.field(name) for name in sorted(deep)
+                   if typ.get_field_index(name) >= 0}
+        return _checked(out, present) if present else out
     return out
 
 
@@ -245,6 +291,6 @@ def back_rows(batch: pa.RecordBatch, fields: tuple) -> np.ndarray:
     sections = {f[0] for f in fields if f[0] in ("header", "properties") + KEYED}
     for section in sorted(sections):
         rest = _column(batch, rest_column(section))
-        if rest is not None and rest.null_count < len(rest):
-            back |= rest.is_valid().to_numpy(zero_copy_only=False).view(np.uint8)
+        if rest is not None and guard.valid_count(rest):
+            back |= guard.valid_rows(rest).view(np.uint8)
     return back

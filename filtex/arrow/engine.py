@@ -8,6 +8,14 @@ values it cannot read, tables whose tags and children disagree) with the
 per-message engine over row views. A filter with no kernel form runs row by
 row. The result says how many rows took the per-message path, and why when
 the whole filter did.
+
+A table may come from a stranger: each batch is first cut down to the columns
+and struct members the filter reads, and each of them validated by Arrow
+(``guard.sound``: sizes and lengths, no values read). A batch where one of
+them is broken (a child shorter than its struct, a buffer too small, a
+section that is not a struct, a key twice) cannot be read at all: every row
+is unknown. Values are checked where they are read (``columns.py``,
+``rows.py``): a malformed row is unknown.
 """
 from __future__ import annotations
 
@@ -22,9 +30,10 @@ from ..limits import DEFAULT_LIMITS
 from . import arith, intervals
 from . import atoms as atom_rules
 from . import kernel as kernels
+from . import guard
 from .columns import back_rows, field_arrays, possible_tags
 from .plan import Plan, plan
-from .rows import batch_rows
+from .rows import Malformed, read_rows
 from .schema import KEYED, METADATA_KEY, check_version, rest_column
 from .strings import string_table
 
@@ -138,7 +147,10 @@ def evaluate(flt: Filter, data: pa.Table | pa.RecordBatch, receiving_connection:
     ready = prepared(flt)
     parts, held = [], 0
     for batch in batches:
-        if ready.plan.shape is None:
+        batch, broken = _narrow(batch, ready.columns)
+        if broken is not None:   # nothing of it can be read: every row is unknown
+            parts.append(pa.nulls(batch.num_rows, pa.bool_()))
+        elif ready.plan.shape is None:
             verdicts = _row_by_row(flt, batch, np.arange(batch.num_rows), receiving_connection)
             parts.append(pa.array(verdicts, pa.bool_()))
             held += batch.num_rows
@@ -161,15 +173,25 @@ def _kernel_batch(flt: Any, ready: _Prepared, batch: pa.RecordBatch,
     schema = batch.schema
     columns: dict[tuple, Any] = {}
     args: list[np.ndarray] = []
+    plans: list[Any] = []
+    deep: dict[tuple, set] = {}   # per field: its x/e children some atom answers by tag
+    for index, compiled in enumerate(ready.atoms):
+        if compiled.atom.arith is not None:
+            plans.append(None)
+            continue
+        rules = ready.tag_plan(index, frozenset(possible_tags(schema, compiled.field)), rc)
+        plans.append(rules)
+        for child, tags in _BYTES_TAGS.items():
+            if (rules.modes[tags] != atom_rules.FALLBACK).any():
+                deep.setdefault(compiled.field, set()).add(child)
     for index, compiled in enumerate(ready.atoms):
         field = compiled.field
         if compiled.atom.arith is not None:   # arithmetic over several fields
             args.append(_ArithArgs(compiled.atom.arith, ready.operand_tags[index], [
-                _arrays(columns, batch, f) for f in compiled.atom.arith.fields]))
+                _arrays(columns, batch, f, deep.get(f)) for f in compiled.atom.arith.fields]))
             continue
-        arrays = _arrays(columns, batch, field)
-        tags = frozenset(possible_tags(schema, field))
-        rules = ready.tag_plan(index, tags, rc)
+        arrays = _arrays(columns, batch, field, deep.get(field))
+        rules = plans[index]
         table = (string_table(compiled, rules, arrays.dictionary, rc)
                  if rules.string_tags and arrays.dictionary is not None
                  and len(arrays.dictionary) else _NO_STRINGS)
@@ -212,11 +234,15 @@ def _kernel_batch(flt: Any, ready: _Prepared, batch: pa.RecordBatch,
     return array, int(held)
 
 
-def _arrays(columns: dict, batch: pa.RecordBatch, field: tuple) -> Any:
+_BYTES_TAGS = {"x": [13, 14, 15, 18, 19], "e": [22, 23, 24, 25]}
+"""Tags of the ``x`` and ``e`` children, which the kernels never read."""
+
+
+def _arrays(columns: dict, batch: pa.RecordBatch, field: tuple, deep: set | None) -> Any:
     """A field's arrays, made once per batch whatever number of atoms read it."""
     found = columns.get(field)
     if found is None:
-        found = columns[field] = field_arrays(batch, field)
+        found = columns[field] = field_arrays(batch, field, deep)
     return found
 
 
@@ -347,52 +373,84 @@ def _columns_read(tree: Any) -> dict[str, set | None] | None:
     return columns
 
 
-def _narrow(batch: pa.RecordBatch, columns: dict[str, set | None]) -> pa.RecordBatch:
-    """The batch with only the columns, and struct members, a filter reads: row
-    views of it read exactly what the filter would read of the whole row."""
+def _narrow(batch: pa.RecordBatch, columns: dict[str, set | None] | None
+            ) -> tuple[pa.RecordBatch, str | None]:
+    """The batch with only the columns, and struct members, a filter reads (all
+    when ``columns`` is None), each validated by Arrow; and why it cannot be
+    read at all (None when it can). Row views of it read exactly what the
+    filter would read of the whole row."""
+    n = batch.num_rows
     arrays, fields = [], []
     for index, field in enumerate(batch.schema):
-        if field.name not in columns:
+        if columns is not None and field.name not in columns:
             continue
-        array, wanted = batch.column(index), columns[field.name]
-        if wanted is not None and pa.types.is_struct(field.type):
-            keep = [i for i in range(field.type.num_fields) if field.type.field(i).name in wanted]
-            if not keep:
+        array = batch.column(index)
+        wanted = None if columns is None else columns[field.name]
+        if len(array) != n:
+            return batch, f"column {field.name!r} is not as long as the batch"
+        if wanted is not None:   # a section: a struct, of which some members
+            if not pa.types.is_struct(field.type):
+                return batch, f"column {field.name!r} is {field.type}, not a struct"
+            array, why = _members(array, field.name, wanted)
+            if why is not None:
+                return batch, why
+            if array is None:
                 continue
-            array = pa.StructArray.from_arrays(
-                [array.field(i) for i in keep], fields=[field.type.field(i) for i in keep],
-                mask=array.is_null() if array.null_count else None)
             field = field.with_type(array.type)
+        else:
+            why = guard.sound(array)
+            if why is not None:
+                return batch, f"column {field.name!r}: {why}"
         arrays.append(array)
         fields.append(field)
-    if not arrays:   # a filter that reads nothing: one column keeps the row count
-        arrays, fields = [batch.column(0)], [batch.schema.field(0)]
-    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields,
-                                                               metadata=batch.schema.metadata))
+    if not arrays:   # a filter that reads nothing: a column keeps the row count
+        arrays, fields = [pa.nulls(n, pa.null())], [pa.field("none", pa.null())]
+    return pa.RecordBatch.from_arrays(
+        arrays, schema=pa.schema(fields, metadata=batch.schema.metadata)), None
+
+
+def _members(array: pa.Array, name: str, wanted: set) -> tuple[pa.Array | None, str | None]:
+    """The members ``wanted`` of a struct column, each validated by Arrow (None
+    when it has none of them), or why they cannot be read."""
+    typ = array.type
+    names = [typ.field(i).name for i in range(typ.num_fields)]
+    keep = [i for i, member in enumerate(names) if member in wanted]
+    if not keep:
+        return None, None
+    twice = next((names[i] for i in keep if names.count(names[i]) > 1), None)
+    if twice is not None:
+        return None, f"column {name!r} has the key {twice!r} twice"
+    bitmap = array.buffers()[0]
+    if bitmap is not None and bitmap.size * 8 < array.offset + len(array):
+        return None, f"column {name!r}: its validity bitmap is too small"
+    children = []
+    for i in keep:
+        child = array.field(i)
+        why = ("shorter than the column" if len(child) != len(array)
+               else guard.sound(child))
+        if why is not None:
+            return None, f"column {name!r}, key {names[i]!r}: {why}"
+        children.append(child)
+    narrowed = pa.StructArray.from_arrays(
+        children, fields=[typ.field(i) for i in keep],
+        mask=array.is_null() if array.null_count else None)
+    return narrowed, None
 
 
 def _row_by_row(flt: Any, batch: pa.RecordBatch, rows: np.ndarray, rc: Any) -> list:
-    """The per-message engine on some rows; a row that cannot be read is unknown.
-    Row views are built from the columns (and keys) the filter reads only."""
-    columns = prepared(flt).columns
-    if len(rows) < batch.num_rows:
-        batch = batch.take(pa.array(rows, pa.int64()))
-        rows = np.arange(batch.num_rows)
-    if columns is not None:
-        batch = _narrow(batch, columns)
+    """The per-message engine on some rows of a (narrowed) batch; a row that
+    cannot be read is unknown."""
     evaluate = flt.evaluate
-    try:
-        views = batch_rows(batch)
-    except Exception:
-        out = []
-        for r in rows:
-            try:
-                view = batch_rows(batch.slice(int(r), 1))[0]
-                out.append(evaluate(view, rc))
-            except Exception:
-                out.append(None)
-        return out
-    return [evaluate(view, rc) for view in views]
+    out: list[bool | None] = []
+    for view in read_rows(batch, rows):
+        if isinstance(view, Malformed):
+            out.append(None)
+            continue
+        try:
+            out.append(evaluate(view, rc))
+        except Exception:   # the per-message function does not raise; if it did: unknown
+            out.append(None)
+    return out
 
 
 def evaluate_batch(flt: Filter, data: pa.Table | pa.RecordBatch,
@@ -406,5 +464,12 @@ def filter_table(flt: Filter, table: pa.Table | pa.RecordBatch,
                  receiving_connection: object = None,
                  **options: Unpack[BatchOptions]) -> pa.Table:
     """The rows the filter matches (true; false and unknown are dropped), as they
-    are in ``table`` (a flat table stays flat)."""
-    return table.filter(evaluate(flt, table, receiving_connection, **options).verdicts)
+    are in ``table`` (a flat table stays flat). A matching row that cannot be
+    copied (a column the filter does not read whose offsets lie there) is a
+    ``ValueError`` naming it, never a read out of bounds."""
+    verdicts = evaluate(flt, table, receiving_connection, **options).verdicts
+    rows = np.flatnonzero(verdicts.fill_null(False).to_numpy(zero_copy_only=False))
+    why = guard.uncopyable(table, rows)
+    if why is not None:
+        raise ValueError(f"a matching row cannot be copied: {why}")
+    return table.filter(verdicts)

@@ -6,6 +6,10 @@ group at a time and IPC batch by batch, and message files are built ``batch_size
 time, every batch in the schema of the first (inferred from it, or given), so
 a key first seen later goes to the residual columns instead of changing the
 schema half-way.
+
+Nothing here validates the batches of a file (a stranger's IPC file may hold
+offsets that lie or codes outside a dictionary): the engines validate what
+they read (``guard.py``) and read a malformed row as unknown.
 """
 from __future__ import annotations
 
@@ -37,15 +41,17 @@ def read_batches(source: Any, *, batch_size: int = BATCH_SIZE,
     if head[:4] == _PARQUET:
         parquet = pq.ParquetFile(source)
         check_version(parquet.schema_arrow)
-        # Parquet names a map's entries after its column: cast back to the layout's
-        # own schema, so a round trip gives the schema it was written with
-        canonical = message_schema(*plan_of(parquet.schema_arrow))
+        canonical = _canonical(parquet.schema_arrow)
         # a row group at a time (pyarrow's iter_batches cannot convert these nested
         # columns): memory is bounded by the writer's row group size
         for group in range(parquet.num_row_groups):
             part = parquet.read_row_group(group)
-            if not part.schema.equals(canonical, check_metadata=True):
-                part = part.cast(canonical)
+            if canonical is not None and not part.schema.equals(canonical,
+                                                                 check_metadata=True):
+                try:
+                    part = part.cast(canonical)
+                except (pa.ArrowException, ValueError):
+                    pass   # as written: the engines read what does not fit as malformed
             yield from part.to_batches(max_chunksize=batch_size)
         return
     if head[:6] == _IPC_FILE:
@@ -67,6 +73,18 @@ def read_batches(source: Any, *, batch_size: int = BATCH_SIZE,
         table = message_table(chunk, schema=schema)
         schema = table.schema   # later batches in the first batch's schema
         yield from table.to_batches()
+
+
+def _canonical(schema: pa.Schema) -> pa.Schema | None:
+    """The layout's own schema for ``schema``: Parquet names a map's entries
+    after its column, and casting back makes a round trip give the schema it
+    was written with. None for a schema that is not the layout's (a stranger's
+    file: a section that is not a struct, a VALUE without its tag), which is
+    read as it is; the engines read what does not fit it as malformed."""
+    try:
+        return message_schema(*plan_of(schema))
+    except (ValueError, TypeError, AttributeError, KeyError, pa.ArrowException):
+        return None
 
 
 def read(paths: str | os.PathLike | Iterable[str | os.PathLike], *,
