@@ -98,11 +98,20 @@ def scalar(rng: random.Random) -> bytes:
     return b"\x73" + struct.pack(">I", rng.choice([0x41, 0xe9, 0x1F600]))
 
 
+class Faults(random.Random):
+    """A seeded random source that also says how often a value is hostile."""
+
+    def __init__(self, seed: int, rate: float) -> None:
+        super().__init__(seed)
+        self.rate = rate
+
+
 def hostile_value(rng: random.Random, good: Callable[[], bytes]) -> bytes:
-    """Mostly ``good()``, sometimes a value a reader must refuse or handle whole."""
-    roll = rng.random()
-    if roll < 0.80:
+    """Mostly ``good()``, sometimes (``rng.rate``) a value a reader must refuse
+    or handle whole."""
+    if rng.random() >= getattr(rng, "rate", 0.2):
         return good()
+    roll = 0.8 + 0.2 * rng.random()
     if roll < 0.84:
         return rng.choice(BAD_CONSTRUCTORS)
     if roll < 0.88:
@@ -246,13 +255,14 @@ REPRODUCERS = [BAD_PROPERTIES, BAD_HEADER, DUPLICATE_KEY,
                BAD_HEADER + BAD_PROPERTIES + section(0x74, amqp_map([(string("a"), b"\x54\x01")]))]
 
 
-def messages(count: int, seed: int) -> list[bytes]:
-    """The reproducers, then ``count`` random messages, about a third mutated."""
-    rng = random.Random(seed)
+def messages(count: int, seed: int, rate: float = 0.2, mutate: float = 0.35) -> list[bytes]:
+    """The reproducers, then ``count`` random messages, each value hostile at
+    ``rate``, a share ``mutate`` of them mutated as bytes."""
+    rng = Faults(seed, rate)
     out = list(REPRODUCERS)
     while len(out) < count + len(REPRODUCERS):
         data = message(rng)
-        out.append(mutated(rng, data) if rng.random() < 0.35 else data)
+        out.append(mutated(rng, data) if rng.random() < mutate else data)
     return out
 
 

@@ -10,7 +10,9 @@ data bodies included, is skipped by its encoded size and never decoded.
 
 One compiled kernel walks the messages: it locates the sections, checks the
 order and encodings the specification requires, walks each requested map
-entry by entry (keys compared as bytes with the requested ones, values not
+entry by entry (each key given its id in a dictionary of the keys walked,
+predicted from the last map so that a column of alike maps costs one
+comparison a key, which finds a key twice and the requested ones; values not
 asked for skipped by size), and decodes every scalar AMQP type into the tag
 and child the layout prescribes. Strings are validated as they are read
 (strict UTF-8; ASCII for symbols) and interned into one dictionary per column
@@ -25,11 +27,15 @@ Exactness over coverage: a row the kernel cannot decode exactly is marked in
 caller to evaluate from the original bytes with the per-message engine (which
 also names what is wrong with a malformed message). That is every malformed
 or truncated encoding, sizes past the cell, sections out of order or
-repeated, invalid UTF-8 or non-ASCII symbols in a value read, a requested key
-twice in one map, a null cell, and what the kernel leaves to the per-message
-engine: values with no typed place (a wrong-typed header or properties field,
-which the builder keeps in the residual), composite values (list, map, array,
-described: the ``e`` child), symbol section descriptors, header or properties
+repeated, invalid UTF-8 or non-ASCII symbols in a value read, a key twice in
+a map walked (any key, asked for or not, in any of its encodings: AMQP 1.0
+part 1.6.23 makes such a map malformed, and the per-message engine makes
+every read of it unknown), a null cell, and what the kernel leaves to the
+per-message engine: keys crafted so that their hashes collide (a probe past
+``_PROBES``: a flood of them costs linear time), values with no typed place (a
+wrong-typed header or properties field, which the builder keeps in the
+residual), composite values (list, map, array, described: the ``e`` child),
+symbol section descriptors, header or properties
 lists longer than their fields, chains of more than 32 described values, and,
 when every key is decoded (``keys=None``), annotation keys that are ulongs
 (the builder's residual) or keys that are not valid UTF-8 (ASCII for

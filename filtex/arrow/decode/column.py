@@ -13,7 +13,7 @@ from ..schema import (CHILD_OF_TAG, CHILD_ORDER, KEYED, REST_TYPE, STRINGS, TIME
 from .kernel import (_bitmap, _bool_bitmap, _collect, _dictionaries,
                      _gather, _kernel, _seen_tags)
 from .primitives import (N_HEADER, OK, _HEADER_WANT, _PROPERTIES_WANT, _grown, _grown_bytes,
-                         _key_table)
+                         _key_table, new_keys)
 
 
 
@@ -211,14 +211,18 @@ def decode_column(column: Any, keys: dict[str, Iterable[str]] | None = None, *,
     want_ = np.array(want, np.int64)
     kslot = np.array(key_slot, np.int64)
     kflag = np.array(key_flag, np.int64)
+    key_state = new_keys()
     recount = False
     for raw, offs, bits, bit0, count in parts:
         row = 0
         while row < count:
-            row, strings, size, binary, dirty = _kernel(
+            row, strings, size, binary, entries, dirty = _kernel(
                 raw, offs, bits, bit0, row0, row, count, want_, wide, walk, all_keys, kb, ko,
                 ksec, kslot, kflag, kt, klen_ok, tags, v64, v32, xlens, status, bodies,
-                seen_tags, ht, arena, log, xarena, meta, counts)
+                seen_tags, ht, arena, log, xarena, meta, counts, *key_state)
+            if entries:   # a map bigger than the key dictionary: a bigger one, empty
+                key_state = new_keys(entries, size)
+                continue
             if strings or binary:   # room for what the rest of the column may hold
                 done = max(row0 + row, 1)
                 if strings:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 from ..jit import njit
 
-from .primitives import (N_HEADER, N_PROPERTIES, _CHILD, _ascii_ok, _find_key, _hash, _intern,
-                         _ld, _list_start, _locate, _map_key, _map_start, _prefetch, _same,
-                         _skip, _utf8_of, _utf8_ok, _value)
+from .primitives import (_KD, N_HEADER, N_PROPERTIES, _CHILD, _ascii_ok, _forget_keys, _hash,
+                         _intern, _is_key, _key_id, _ld, _ld64, _list_start, _locate, _map_key,
+                         _map_start, _prefetch, _same, _skip, _st64, _u64, _utf8_of, _utf8_ok,
+                         _value)
 
 
 # --- the kernels ------------------------------------------------------------------
@@ -23,7 +24,7 @@ next address; the sections before a body are typically within 400 bytes."""
 def _kernel(data, offs, bits, bits_offset, row0, start, count,
             want, wide, walk, all_keys, kb, ko, ksec, kslot, kflag, kt, klen_ok,
             tags, v64, v32, xlens, status, bodies, seen_tags,
-            ht, arena, log, xarena, meta, counts):
+            ht, arena, log, xarena, meta, counts, kd, kdt, kda, kdm, kpos):
     """Decode rows ``start .. count`` of one chunk into output rows ``row0 +``.
 
     ``want[slot]``: the tag a typed header/properties field holds (0: any; -1:
@@ -36,12 +37,16 @@ def _kernel(data, offs, bits, bits_offset, row0, start, count,
     children (a double's bits) and the offset of a binary child's bytes in
     ``xarena`` (``xlens`` their length); ``v32`` dictionary indices, booleans
     and narrow integers. Per row: ``status``, and ``bodies`` 1 when an
-    amqp-value or amqp-sequence section is there.
+    amqp-value or amqp-sequence section is there. The dictionary of the keys
+    walked (``kd``, ``kdt``, ``kda``, ``kdm``, ``kpos``: ``new_keys``) is
+    kept from call to call.
 
-    Returns ``(row, strings, size, binary, dirty)``: ``row == count`` when
-    done, else the row that needs room for ``strings`` more strings of
-    ``size`` bytes or ``binary`` more binary bytes (nothing of it stored yet);
-    ``dirty`` when a row that failed had marked tags in ``seen_tags``.
+    Returns ``(row, strings, size, binary, keys, dirty)``: ``row == count``
+    when done, else the row that needs room for ``strings`` more strings of
+    ``size`` bytes, ``binary`` more binary bytes, or (``keys`` > 0) a key
+    dictionary for a map of ``keys`` entries in ``size`` bytes (nothing of
+    the row stored yet); ``dirty`` when a row that failed had marked tags in
+    ``seen_tags``.
     """
     nslots = want.shape[0]
     at_ = np.full(9, -1, np.int64)
@@ -53,15 +58,17 @@ def _kernel(data, offs, bits, bits_offset, row0, start, count,
     r_h = np.zeros(nslots, np.uint64)
     touched = np.zeros(nslots, np.int64)
     pending = np.zeros(nslots, np.int64)
-    key_seen = np.zeros(max(ksec.shape[0], 1), np.int64)
-    pred_ = np.full(4 * 64, -1, np.int64)
-    miss_at = np.full(4 * 64, -1, np.int64)   # the key an entry had, not asked for
-    miss_n = np.full(4 * 64, -1, np.int64)
+    kdp = kd.ctypes.data
+    kdtp = kdt.ctypes.data
+    kdap = kda.ctypes.data
+    kdmp = kdm.ctypes.data
+    kdalimit = kda.shape[0]
+    ids = kd.shape[0] // _KD
+    tmask = kdt.shape[0] - 1
     cbuf_ = np.zeros(8, np.uint8)
     d = data.ctypes.data
     at = at_.ctypes.data
     ends = ends_.ctypes.data
-    pred = pred_.ctypes.data
     cbuf = cbuf_.ctypes.data
     kbp = kb.ctypes.data
     kop = ko.ctypes.data
@@ -180,39 +187,77 @@ def _kernel(data, offs, bits, bits_offset, row0, start, count,
             st, entries, mp = _map_start(d, q)
             if st != 0:
                 break
+            if entries > (mend - mp) >> 1:   # an entry takes two bytes at least
+                st = 2
+                break
+            if kdm[0] + entries > ids or kdm[1] + (mend - mp) > kdalimit:
+                if entries > ids or mend - mp > kdalimit:   # too small for this map
+                    for j in range(ntouched):
+                        tags[touched[j], r] = 0
+                    return local_row, 0, mend - mp, 0, entries, dirty
+                _forget_keys(kdt, kdm, kpos)   # full: start over (linear: its size is at
+                # most the biggest map's, and filling it took as many new keys)
+            kdm[2] += 1
+            walk_no = kdm[2]
+            prev = -1
             for j in range(entries):
                 st, kind, s, n, ke = _map_key(d, mp, mend, symbolic)
                 if st != 0:
                     break
-                if kind == 1:   # a ulong annotation key
+                v = 0
+                if kind == 1:   # a ulong annotation key: its value is the key
                     if all_keys:
                         st = 1
                         break
-                    k = -1
+                    v = 0 if _ld(d, s) == 0x44 else (np.int64(_ld(d, s + 1)) if _ld(d, s) == 0x53
+                                                     else _u64(d, s + 1))
+                    n = -2
+                # the key's id: the one this entry had in the last walk of the section, or
+                # the one that followed the previous key when it was last met, or the one
+                # after that (a key left out), or looked up
+                jj = sec * 64 + j
+                if j < 64 and kpos[jj] == n and (
+                        _same(kdap, kpos[256 + jj], kdalimit, d, s, size, n) if n >= 0
+                        else kpos[256 + jj] == v):
+                    kid = kpos[512 + jj]
                 else:
-                    k = -1
-                    jj = sec * 64 + j
-                    if j < 64 and miss_n[jj] == n and _same(d, s, size, d, miss_at[jj], size, n):
-                        k = -1   # the key this entry had in the last map, not asked for
+                    kid = kpos[768 + sec] if prev < 0 else _ld64(kdp, prev * _KD + 6)
+                    if kid >= 0 and not _is_key(kdp, kid, n, v, kdap, kdalimit, d, s, size):
+                        kid = _ld64(kdp, kid * _KD + 6)
+                        if kid >= 0 and not _is_key(kdp, kid, n, v, kdap, kdalimit, d, s, size):
+                            kid = -1
+                    if kid < 0:
+                        kid = _key_id(d, s, n, v, size, sec, kdp, kdtp, tmask, kdap, kdalimit,
+                                      kdmp, kbp, kb.shape[0], kop, ksecp, ktp, kmask, klenp)
+                        if kid < 0:   # hashes crafted to collide: left to the per-message engine
+                            st = 1
+                            break
+                    if prev < 0:
+                        kpos[768 + sec] = kid
                     else:
-                        k = _find_key(d, s, n, size, sec, j, kbp, kb.shape[0], kop, ksecp, ktp,
-                                      kmask, klenp, pred)
-                        if k < 0 and j < 64:
-                            miss_at[jj] = s
-                            miss_n[jj] = n
-                    if k < 0 and all_keys:   # every valid key was collected: this one is not
-                        st = 2
-                        break
+                        _st64(kdp, prev * _KD + 6, kid)
+                    if j < 64:
+                        kpos[jj] = n
+                        kpos[256 + jj] = _ld64(kdp, kid * _KD + 2)
+                        kpos[512 + jj] = kid
+                if _ld64(kdp, kid * _KD + 5) == walk_no:
+                    st = 2   # a key twice in one map
+                    break
+                _st64(kdp, kid * _KD + 5, walk_no)
+                prev = kid
+                k = _ld64(kdp, kid * _KD + 4)
+                if k < 0 and all_keys and kind == 0:   # every valid key was collected: not this
+                    st = 2
+                    break
                 if k < 0:
                     mp = _skip(d, ke, mend)
                     if mp < 0:
                         st = 2
                         break
                     continue
-                if key_seen[k] == r + 1 or kflag[k] != 0:
-                    st = 2   # a duplicate key, or a symbol key that is not ASCII
+                if kflag[k] != 0:
+                    st = 2   # a symbol key that is not ASCII
                     break
-                key_seen[k] = r + 1
                 st, tag, v, s, n, e = _value(d, ke, mend)
                 if st != 0:
                     break
@@ -263,7 +308,7 @@ def _kernel(data, offs, bits, bits_offset, row0, start, count,
                 size_x and meta[2] + size_x > xarena.shape[0]):
             for j in range(ntouched):
                 tags[touched[j], r] = 0
-            return local_row, strings, size_s, size_x, dirty
+            return local_row, strings, size_s, size_x, 0, dirty
         for j in range(npending):
             slot = pending[j]
             tag = r_tag[slot]
@@ -286,7 +331,7 @@ def _kernel(data, offs, bits, bits_offset, row0, start, count,
                 meta[2] = used + n
                 v64[slot, r] = used
                 xlens[slot, r] = n
-    return count, 0, 0, 0, dirty
+    return count, 0, 0, 0, 0, dirty
 
 
 @njit(cache=True)

@@ -678,19 +678,12 @@ def _map_key(d, p, mend, symbolic):
 
 
 @njit(cache=True, inline=_INLINE)
-def _find_key(d, s, n, limit, sec, j, kb, kblimit, ko, ksec, kt, kmask, klen, pred):
-    """The number of the requested key ``n`` bytes at ``d + s`` of keyed
-    section ``sec``, entry ``j`` of its map, or -1. The key the same entry
-    had in the last map is tried first. Arrays by address."""
+def _find_key(d, s, n, limit, sec, h, kb, kblimit, ko, ksec, kt, kmask, klen):
+    """The number of the requested key ``n`` bytes at ``d + s`` (of hash
+    ``h``) of keyed section ``sec``, or -1. Arrays by address."""
     if _ld(klen, sec * 256 + min(n, 255)) == 0:
         return -1
-    if j < 64:
-        k = _ld64(pred, sec * 64 + j)
-        if k >= 0:
-            start = _ld64(ko, k)
-            if _ld64(ko, k + 1) - start == n and _same(d, s, limit, kb, start, kblimit, n):
-                return k
-    i = np.int64(_hash(d, s, n, sec, limit) & np.uint64(kmask))
+    i = np.int64(h & np.uint64(kmask))
     while True:
         k = _ld64(kt, i)
         if k < 0:
@@ -698,10 +691,123 @@ def _find_key(d, s, n, limit, sec, j, kb, kblimit, ko, ksec, kt, kmask, klen, pr
         start = _ld64(ko, k)
         if (_ld64(ksec, k) == sec and _ld64(ko, k + 1) - start == n
                 and _same(d, s, limit, kb, start, kblimit, n)):
-            if j < 64:
-                _st64(pred, sec * 64 + j, k)
             return k
         i = (i + 1) & kmask
+
+
+# --- the keys of the map sections: every distinct key walked, by id -----------------
+# A map walk gives each key its id in this dictionary, and the map has a key
+# twice when an id comes up twice in one walk (AMQP 1.0 part 1.6.23: a map
+# with a duplicate key is malformed), among all the keys of the map, not only
+# the requested ones, in time linear in the map. The id of a key is first
+# predicted (the id that followed the previous key, in the last walk that met
+# it), so a column of maps of the same keys costs one comparison a key, and
+# is looked up by hash otherwise. kd: int64[ids * _KD], per id its hash, its
+# length (-2: a ulong key), its offset in the arena ``kda`` (a ulong key: its
+# value), its section, the requested key it is (-1: none), the walk that last
+# met it, the id that followed it then (-1: none yet); kdt: the hash table of
+# ids (-1: empty); kdm: [ids, arena bytes used, walks]; kpos: the predictions,
+# per section and entry number (< 64) the key's length (-3: none), its arena
+# offset (a ulong: its value) and its id in the last walk, at 0, 256 and 512,
+# and per section the id a walk began with, at 768. The kernel starts the
+# dictionary over when a map would not fit (``_forget_keys``), and returns to
+# have it made bigger when a map alone would fill half of it (``new_keys``).
+
+_KD = 8
+_PROBES = 32
+"""Longest probe sequence a key lookup walks: past it (keys crafted so that
+their hashes collide) the row is left to the per-message engine, so a flood
+of colliding keys costs linear time, never quadratic."""
+
+
+def new_keys(entries: int = 0, size: int = 0) -> tuple[np.ndarray, ...]:
+    """An empty key dictionary with room for a map of ``entries`` entries in
+    ``size`` bytes: (kd, kdt, kda, kdm, kpos)."""
+    ids = 256
+    while ids < entries:
+        ids *= 2
+    kpos = np.zeros(772, np.int64)
+    kpos[:256] = -3
+    kpos[768:] = -1
+    return (np.empty(_KD * ids, np.int64), np.full(4 * ids, -1, np.int64),
+            np.empty(max(1 << 14, size), np.uint8), np.zeros(3, np.int64), kpos)
+
+
+@njit(cache=True, inline=_INLINE)
+def _forget_keys(kdt, kdm, kpos):
+    """The key dictionary emptied (its walk count kept)."""
+    kdt[:] = -1
+    kdm[0] = 0
+    kdm[1] = 0
+    kpos[:256] = -3
+    kpos[768:] = -1
+
+
+@njit(cache=True, inline=_INLINE)
+def _ulong_hash(v, sec):
+    h = (np.uint64(v) ^ (np.uint64(sec + 5) * _M1)) * _M2
+    h ^= h >> np.uint64(31)
+    h *= _M3
+    return h ^ (h >> np.uint64(32))
+
+
+@njit(cache=True, inline=_INLINE)
+def _is_key(kd, kid, n, v, kda, kdalimit, d, s, limit):
+    """Key ``kid`` of the dictionary is the key at ``d + s`` (``n`` bytes; -2:
+    the ulong ``v``). Arrays by address."""
+    if _ld64(kd, kid * _KD + 1) != n:
+        return False
+    if n < 0:
+        return _ld64(kd, kid * _KD + 2) == v
+    return _same(kda, _ld64(kd, kid * _KD + 2), kdalimit, d, s, limit, n)
+
+
+@njit(cache=True, inline=_INLINE)
+def _key_id(d, s, n, v, limit, sec, kd, kdt, tmask, kda, kdalimit, kdm,
+            kb, kblimit, ko, ksec, kt, kmask, klen):
+    """The id of a key of section ``sec``: the ``n`` bytes at ``d + s``, or
+    (``n`` == -2) the ulong ``v``; added if new (the caller made room), with
+    the requested key it is. -1 when its probe sequence passes ``_PROBES``.
+    Arrays by address."""
+    if n >= 0:
+        h = _hash(d, s, n, sec, limit)
+    else:
+        h = _ulong_hash(v, sec)
+    hb = np.int64(h)
+    i = np.int64(h & np.uint64(tmask))
+    for _ in range(_PROBES):
+        e = _ld64(kdt, i)
+        if e < 0:
+            new = _ld64(kdm, 0)
+            base = new * _KD
+            _st64(kd, base, hb)
+            _st64(kd, base + 1, n)
+            _st64(kd, base + 3, sec)
+            _st64(kd, base + 5, 0)
+            _st64(kd, base + 6, -1)
+            if n >= 0:
+                used = _ld64(kdm, 1)
+                for j in range(n):
+                    _st8(kda, used + j, _ld(d, s + j))
+                _st64(kdm, 1, used + n)
+                _st64(kd, base + 2, used)
+                _st64(kd, base + 4, _find_key(d, s, n, limit, sec, h, kb, kblimit, ko, ksec,
+                                              kt, kmask, klen))
+            else:
+                _st64(kd, base + 2, v)
+                _st64(kd, base + 4, -1)
+            _st64(kdt, i, new)
+            _st64(kdm, 0, new + 1)
+            return new
+        base = e * _KD
+        if _ld64(kd, base) == hb and _ld64(kd, base + 1) == n and _ld64(kd, base + 3) == sec:
+            if n < 0:
+                if _ld64(kd, base + 2) == v:
+                    return e
+            elif _same(kda, _ld64(kd, base + 2), kdalimit, d, s, limit, n):
+                return e
+        i = (i + 1) & tmask
+    return -1
 
 
 @njit(cache=True)
