@@ -31,10 +31,12 @@ needs the exact message, they evaluate ``message.encode()``'s bytes instead.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from proton import symbol, timestamp, ubyte, uint
 
+from .errors import EvaluationFailure
 from .message import EMPTY
 
 
@@ -42,44 +44,118 @@ def _millis(seconds: float) -> int:
     return round(seconds * 1000)
 
 
-def _header(m: Any) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    if m.durable:
-        fields["durable"] = True
-    if m.priority != 4:
-        fields["priority"] = ubyte(m.priority)
-    if m.ttl:
-        fields["ttl"] = uint(_millis(m.ttl))
-    if m.first_acquirer:
-        fields["first-acquirer"] = True
-    if m.delivery_count:
-        fields["delivery-count"] = uint(m.delivery_count)
-    return fields
-
-
 _NONE_SYMBOL = symbol("None")
 
 
-def _properties(m: Any) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    for name, value in (("message-id", m.id), ("to", m.address), ("subject", m.subject),
-                        ("reply-to", m.reply_to), ("correlation-id", m.correlation_id),
-                        ("group-id", m.group_id), ("reply-to-group-id", m.reply_to_group_id)):
-        if value is not None:
-            fields[name] = value
-    if m.user_id:
-        fields["user-id"] = bytes(m.user_id)
-    for name, value in (("content-type", m.content_type),
-                        ("content-encoding", m.content_encoding)):
-        if value and value != _NONE_SYMBOL:
-            fields[name] = symbol(value)
-    if m.expiry_time:
-        fields["absolute-expiry-time"] = timestamp(_millis(m.expiry_time))
-    if m.creation_time:
-        fields["creation-time"] = timestamp(_millis(m.creation_time))
-    if m.group_sequence:
-        fields["group-sequence"] = uint(m.group_sequence)
-    return fields
+def _durable(m: Any) -> Any:
+    return True if m.durable else None
+
+
+def _priority(m: Any) -> Any:
+    return ubyte(m.priority) if m.priority != 4 else None
+
+
+def _ttl(m: Any) -> Any:
+    return uint(_millis(m.ttl)) if m.ttl else None
+
+
+def _first_acquirer(m: Any) -> Any:
+    return True if m.first_acquirer else None
+
+
+def _delivery_count(m: Any) -> Any:
+    return uint(m.delivery_count) if m.delivery_count else None
+
+
+def _attribute(name: str) -> Any:
+    return lambda m: getattr(m, name)
+
+
+def _user_id(m: Any) -> Any:
+    return bytes(m.user_id) if m.user_id else None
+
+
+def _symbol_of(name: str) -> Any:
+    def read(m: Any) -> Any:
+        value = getattr(m, name)
+        return symbol(value) if value and value != _NONE_SYMBOL else None
+    return read
+
+
+def _time_of(name: str) -> Any:
+    def read(m: Any) -> Any:
+        value = getattr(m, name)
+        return timestamp(_millis(value)) if value else None
+    return read
+
+
+def _group_sequence(m: Any) -> Any:
+    return uint(m.group_sequence) if m.group_sequence else None
+
+
+_HEADER = {"durable": _durable, "priority": _priority, "ttl": _ttl,
+           "first-acquirer": _first_acquirer, "delivery-count": _delivery_count}
+_PROPERTIES = {
+    "message-id": _attribute("id"), "user-id": _user_id, "to": _attribute("address"),
+    "subject": _attribute("subject"), "reply-to": _attribute("reply_to"),
+    "correlation-id": _attribute("correlation_id"),
+    "content-type": _symbol_of("content_type"),
+    "content-encoding": _symbol_of("content_encoding"),
+    "absolute-expiry-time": _time_of("expiry_time"), "creation-time": _time_of("creation_time"),
+    "group-id": _attribute("group_id"), "group-sequence": _group_sequence,
+    "reply-to-group-id": _attribute("reply_to_group_id")}
+
+
+class _Fields(Mapping[str, Any]):
+    """A header or properties section read field by field through proton's
+    getters, as the encoded view reads its list: a field proton cannot give
+    (its getter raises, as for a message-id of invalid UTF-8) fails the reads of
+    that field only, with the same answer whatever was read before."""
+
+    __slots__ = ("_message", "_readers", "_values")
+
+    def __init__(self, message: Any, readers: dict[str, Any]) -> None:
+        self._message, self._readers = message, readers
+        self._values: dict[str, Any] = {}
+
+    def get(self, name: Any, default: Any = None) -> Any:
+        value = self._values.get(name, _UNREAD) if type(name) is str else None
+        if value is _UNREAD:
+            read = self._readers.get(name)
+            try:
+                value = None if read is None else read(self._message)
+            except Exception as error:   # proton cannot give this field: it is malformed
+                raise EvaluationFailure(
+                    f"malformed message: proton cannot read {name} "
+                    f"({type(error).__name__}: {str(error)[:80]})") from None
+            self._values[name] = value
+        return default if value is None else value
+
+    def __getitem__(self, name: Any) -> Any:
+        value = self.get(name)
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([name for name in self._readers if self.get(name) is not None])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return f"_Fields({dict(self)!r})"
+
+
+_UNREAD = object()
+
+
+def _header(m: Any) -> Mapping[str, Any]:
+    return _Fields(m, _HEADER)
+
+
+def _properties(m: Any) -> Mapping[str, Any]:
+    return _Fields(m, _PROPERTIES)
 
 
 def _amqp_value(m: Any) -> Any:
