@@ -171,6 +171,34 @@ def test_invalid_utf8_in_a_dictionary_makes_only_its_rows_unknown():
                                         "[True, None, True, None, True]"]
 
 
+def test_filter_table_never_copies_a_row_whose_offsets_lie():
+    """A matching row whose column the filter does not read lies about its
+    offsets: Arrow's filter would copy bytes from past the buffer."""
+    proc = _run_snippet("""
+    lying = pa.Array.from_buffers(pa.binary(), 3, [None, pa.py_buffer(
+        np.array([0, 1, 2**30, 3], "int32").tobytes()), pa.py_buffer(b"abc")])
+    value = pa.StructArray.from_arrays([pa.array([19] * 3, pa.int8()), lying], names=["t", "x"])
+    base = fa.message_table([filtex.Message(application_properties={"n": i}) for i in range(3)])
+    ap = pa.StructArray.from_arrays([base.column("application_properties").chunk(0).field(0),
+                                     value], names=["n", "x"])
+    i = base.schema.get_field_index("application_properties")
+    table = base.set_column(i, pa.field("application_properties", ap.type), [ap])
+    print(fa.filter_table(filtex.compile_sql("n = 0"), table).num_rows)
+    for text in ("n = 1", "n = 2"):
+        try:
+            fa.filter_table(filtex.compile_sql(text), table)
+        except ValueError as exc:
+            print(exc)
+    """)
+    assert proc.returncode == 0, _died(proc)
+    assert proc.stdout.splitlines() == [
+        "1",
+        "a matching row cannot be copied: column 'application_properties': row 1: offsets "
+        "that lie",
+        "a matching row cannot be copied: column 'application_properties': row 2: offsets "
+        "that lie"]
+
+
 # --- the generated tables ------------------------------------------------------------------
 
 def test_every_hostile_table_in_a_child_process():
@@ -854,6 +882,32 @@ def ipc_round_trips(rng, table, messages):
 
 
 @variant
+def parquet_round_trips(rng, table, messages):
+    """Through a Parquet file and ``filtex.arrow.read``: the variants whose
+    arrays a Parquet writer can copy (no offsets or codes that lie) and whose
+    types the layout's cast does not repair."""
+    import tempfile
+
+    import filtex.arrow as fa
+    import pyarrow.parquet as pq
+    chosen = (tags_outside_the_table(rng, table, messages)[:2]
+              + null_children_under_their_tag(rng, table, messages)[:2]
+              + tags_naming_a_child_the_struct_lacks(rng, table, messages)[:2]
+              + [c for c in columns_of_the_wrong_type(rng, table, messages)
+                 if c.name in ("application_properties as list<int64>", "n as int64",
+                               "priority as int64 out of range")]
+              + nested_nulls(rng, table, messages)[:2]
+              + string_types_from_other_programs(rng, table, messages)[:2])
+    out = []
+    with tempfile.TemporaryDirectory() as directory:
+        for number, case in enumerate(chosen):
+            path = Path(directory) / f"{number}.parquet"
+            pq.write_table(case.table, path, row_group_size=16)
+            out.append(case._replace(name=f"Parquet: {case.name}", table=fa.read(path)))
+    return out
+
+
+@variant
 def batches_with_their_own_dictionaries(rng, table, messages):
     import filtex.arrow as fa
     import pyarrow as pa
@@ -962,6 +1016,16 @@ def check(case: Case, filters: list) -> tuple[list, int, int]:
         fa.evaluate_rows(filters[0][0], laid_out)
     except Exception as exc:   # noqa: BLE001 - reported
         problems.append(f"evaluate_rows raised {type(exc).__name__}: {exc}")
+    for flt, rc, _ in filters[:3]:   # the matching rows, or a ValueError saying why not
+        try:
+            kept = fa.filter_table(flt, table, rc, **options)
+            if kept.num_rows != fa.evaluate(flt, table, rc, **options).verdicts.true_count:
+                problems.append(f"{flt.text}: filter_table kept {kept.num_rows} rows")
+        except ValueError as exc:
+            if "cannot be copied" not in str(exc):
+                problems.append(f"{flt.text}: filter_table raised {exc}")
+        except Exception as exc:   # noqa: BLE001 - reported
+            problems.append(f"{flt.text}: filter_table raised {type(exc).__name__}: {exc}")
     everything = _bad_rows(case.malformed, {(s, k) for s, k in case.malformed}, n)
     refused = {i for i, v in enumerate(views) if isinstance(v, Malformed)}
     if everything - refused:

@@ -472,4 +472,7 @@ def filter_table(flt: Filter, table: pa.Table | pa.RecordBatch,
     why = guard.uncopyable(table, rows)
     if why is not None:
         raise ValueError(f"a matching row cannot be copied: {why}")
-    return table.filter(verdicts)
+    try:
+        return table.filter(verdicts)
+    except pa.ArrowNotImplementedError as exc:   # a type pyarrow cannot take (views in structs)
+        raise ValueError(f"the matching rows cannot be copied: {exc}") from None
