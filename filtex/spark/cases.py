@@ -13,8 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..arrow import atoms as A
+from ..arrow.schema import DECIMAL32, DECIMAL64, DECIMAL128, UUID
 from . import sql as S
 from .fields import SparkField
+
+WIDTHS = {UUID: 16, DECIMAL32: 4, DECIMAL64: 8, DECIMAL128: 16}
+"""The bytes an ``x`` child holds for each fixed-width tag: any other width is
+a malformed row (unknown), as the batch engine reads it."""
 
 
 @dataclass
@@ -56,8 +61,17 @@ class Cases:
         self.guards: dict[str, tuple[str, list[int]]] = {}   # child -> (expression, tags)
 
     def guard(self, name: str, child: str, tag: int) -> None:
-        """A row of ``tag`` whose child is null (a malformed table) is unreadable."""
+        """A row of ``tag`` whose child is null (a malformed table), or of a
+        width its type does not have (a uuid or decimal), is unreadable."""
         self.guards.setdefault(name, (child, []))[1].append(tag)
+
+    def _unreadable(self, child: str, tags: list[int]) -> list[str]:
+        """Conditions of the rows of ``tags`` whose ``child`` cannot be read."""
+        plain = [t for t in tags if t not in WIDTHS]
+        out = [f"({S.tag_in(self.field.tag, plain)} AND {child} IS NULL)"] if plain else []
+        out += [f"({S.tag_in(self.field.tag, [t])} AND ({child} IS NULL OR "
+                f"octet_length({child}) <> {WIDTHS[t]}))" for t in tags if t in WIDTHS]
+        return out
 
     def answer(self, tag: int, expr: str) -> None:
         """``expr`` answers every row of ``tag`` not taken by a sub-case before it."""
@@ -104,8 +118,8 @@ class Cases:
         else:
             fails = []
         # a row whose tag names a null child: no engine can read it (unknown)
-        guards = [f"({S.tag_in(tag, tags)} AND {child} IS NULL)"
-                  for child, tags in self.guards.values()]
+        guards = [c for child, tags in self.guards.values()
+                  for c in self._unreadable(child, tags)]
         fail = S.any_of(fails + [c for _, c, code, _ in self.subs if code == A.FAIL] + guards)
         back = S.any_of([S.tag_in(tag, self.back_tags) if self.back_tags else None]
                         + self.backs + [spark_field.back])
@@ -135,12 +149,15 @@ class Cases:
             for t in tags:
                 child = guarded.get(t)
                 reads_child = expr is not None and child is not None and child in expr
-                key = (None if reads_child else child, tuple(subs_of.get(t, ())))
+                key = (None if reads_child and t not in WIDTHS else child, WIDTHS.get(t),
+                       tuple(subs_of.get(t, ())))
                 by_guard.setdefault(key, []).append(t)
-            for (child, subs), group in by_guard.items():
+            for (child, width, subs), group in by_guard.items():
                 items = [spark_field.tag_test(group)]
                 if child is not None:
                     items.append(f"{child} IS NOT NULL")
+                    if width is not None:
+                        items.append(f"octet_length({child}) = {width}")
                 if expr is not None:
                     items.append(expr if code == A.TRUE else f"NOT {expr}")
                 items.extend(f"NOT {c}" for c in subs)

@@ -47,6 +47,10 @@ from .strings import string_answers
 from .typed import OPAQUE, constant_by_type
 
 _FLOAT_SPECIALS = (math.nan, -0.0, math.inf, -math.inf)
+COMPOSITES = frozenset((A.LIST, A.MAP, A.ARRAY, A.DESCRIBED))
+"""Tags whose value is AMQP-encoded bytes (the ``e`` child): a row of one is
+answered by the Arrow UDF, which decodes it (bytes that do not decode make
+the row unknown; no Spark expression can tell)."""
 
 @dataclass
 class Translation:
@@ -82,6 +86,10 @@ def atom_columns(compiled: Any, plan: Any, spark_field: SparkField, rc: Any) -> 
     for tag in sorted(spark_field.tags):
         mode = int(plan.modes[tag])
         name = _child_of(tag)
+        if tag in COMPOSITES:   # only decoding tells a composite's bytes from garbage
+            cases.const(tag, A.BACK)
+            notes.append(f"{A_TAG_NAME(tag)} values: checked by the Arrow UDF")
+            continue
         child = children.get(name)
         is_tag = cases.is_tag(tag)
         if child is not None and spark_field.tag_is_data:   # as the kernel
