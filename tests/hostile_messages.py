@@ -209,21 +209,45 @@ def body(rng: random.Random) -> bytes:
     return section(0x77, hostile_value(rng, lambda: scalar(rng)))
 
 
+SECTION_SYMBOLS = {
+    0x70: "amqp:header:list", 0x71: "amqp:delivery-annotations:map",
+    0x72: "amqp:message-annotations:map", 0x73: "amqp:properties:list",
+    0x74: "amqp:application-properties:map", 0x75: "amqp:data:binary",
+    0x76: "amqp:amqp-sequence:list", 0x77: "amqp:amqp-value:*", 0x78: "amqp:footer:map"}
+
+
 def message(rng: random.Random) -> bytes:
-    parts = []
+    """Sections in order, now and then with the 8-byte or the symbol form of
+    their descriptor, and now and then one repeated or two out of order."""
+    made = []
     if rng.random() < 0.7:
-        parts.append(section(0x70, header(rng)))
+        made.append((0x70, header(rng)))
     if rng.random() < 0.3:
-        parts.append(section(0x71, keyed_map(rng, True)))
+        made.append((0x71, keyed_map(rng, True)))
     if rng.random() < 0.6:
-        parts.append(section(0x72, keyed_map(rng, True)))
+        made.append((0x72, keyed_map(rng, True)))
     if rng.random() < 0.8:
-        parts.append(section(0x73, properties(rng)))
+        made.append((0x73, properties(rng)))
     if rng.random() < 0.9:
-        parts.append(section(0x74, keyed_map(rng, False)))
+        made.append((0x74, keyed_map(rng, False)))
+    parts = []
+    for code, value in made:
+        roll = rng.random()
+        if roll < 0.04:
+            parts.append(b"\x00\x80" + struct.pack(">Q", code) + value)
+        elif roll < 0.07:
+            parts.append(b"\x00" + sym(SECTION_SYMBOLS[code]) + value)
+        else:
+            parts.append(section(code, value))
     parts.append(body(rng))
     if rng.random() < 0.2:
         parts.append(section(0x78, keyed_map(rng, True)))
+    if len(parts) > 1 and rng.random() < 0.06:
+        i = rng.randrange(len(parts) - 1)
+        if rng.random() < 0.5:
+            parts.insert(i, parts[i])                     # a section twice
+        else:
+            parts[i], parts[i + 1] = parts[i + 1], parts[i]   # two out of order
     return b"".join(parts)
 
 

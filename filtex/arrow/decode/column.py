@@ -2,6 +2,7 @@
 and outputs turned into a message table."""
 from __future__ import annotations
 
+import secrets
 from typing import Any, Iterable, Mapping, NamedTuple
 
 import numpy as np
@@ -103,10 +104,14 @@ _STATE_ENTRIES = 1024
 
 
 def _new_state(nslots: int) -> tuple:
+    """The string dictionaries' tables, empty, and (``meta[3]``) a secret salt
+    for their hashes, new each time: strings a sender crafted to collide in
+    one run's table do not in another's (hash flooding: quadratic time)."""
     ht = np.full(4 * 2 * _STATE_ENTRIES, -1, np.int64)
     arena = np.empty(1 << 16, np.uint8)
     log = np.empty(_STATE_ENTRIES, np.int64)
-    meta = np.zeros(3, np.int64)
+    meta = np.zeros(4, np.int64)
+    meta[3] = secrets.randbits(62)
     counts = np.zeros(nslots, np.int64)
     return ht, arena, log, meta, counts
 
@@ -195,7 +200,8 @@ def decode_column(column: Any, keys: dict[str, Iterable[str]] | None = None, *,
     kb = np.frombuffer(b"".join(key_bytes) or b"\0", np.uint8)
     ko = np.array(key_offsets, np.int64)
     ksec = np.array(key_sec, np.int64)
-    kt = _key_table(kb, ko, ksec)
+    ht, arena, log, meta, counts = _new_state(nslots)
+    kt = _key_table(kb, ko, ksec, meta[3])
 
     wide = np.array([0 if t in (UBYTE, UINT) else 1 for t in want], np.int64)
     tags = np.zeros((nslots, n), np.uint8)   # calloc: pages of unused slots stay unmapped
@@ -205,7 +211,6 @@ def decode_column(column: Any, keys: dict[str, Iterable[str]] | None = None, *,
     status = np.zeros(n, np.uint8)
     bodies = np.zeros(n, np.uint8)
     seen_tags = np.zeros(nslots, np.int64)
-    ht, arena, log, meta, counts = _new_state(nslots)
     xarena = np.empty(1 << 12, np.uint8)
     row0 = 0
     want_ = np.array(want, np.int64)

@@ -64,6 +64,7 @@ def _kernel(data, offs, bits, bits_offset, row0, start, count,
     kdmp = kdm.ctypes.data
     kdalimit = kda.shape[0]
     ids = kd.shape[0] // _KD
+    seed = meta[3]   # the run's secret salt of every hash
     tmask = kdt.shape[0] - 1
     cbuf_ = np.zeros(8, np.uint8)
     d = data.ctypes.data
@@ -148,7 +149,7 @@ def _kernel(data, offs, bits, bits_offset, row0, start, count,
                         strings += 1
                         size_s += 4
                     elif child == 5:   # hash it and fetch its dictionary entry early
-                        h = _hash(d, s, n, slot, size)
+                        h = _hash(d, s, n, slot ^ seed, size)
                         r_h[slot] = h
                         _prefetch(htp + 32 * np.int64(h & np.uint64(hmask)))
                         strings += 1
@@ -227,8 +228,9 @@ def _kernel(data, offs, bits, bits_offset, row0, start, count,
                         if kid >= 0 and not _is_key(kdp, kid, n, v, kdap, kdalimit, d, s, size):
                             kid = -1
                     if kid < 0:
-                        kid = _key_id(d, s, n, v, size, sec, kdp, kdtp, tmask, kdap, kdalimit,
-                                      kdmp, kbp, kb.shape[0], kop, ksecp, ktp, kmask, klenp)
+                        kid = _key_id(d, s, n, v, size, sec, seed, kdp, kdtp, tmask, kdap,
+                                      kdalimit, kdmp, kbp, kb.shape[0], kop, ksecp, ktp, kmask,
+                                      klenp)
                         if kid < 0:   # hashes crafted to collide: left to the per-message engine
                             st = 1
                             break
@@ -272,7 +274,7 @@ def _kernel(data, offs, bits, bits_offset, row0, start, count,
                         strings += 1
                         size_s += 4
                     elif child == 5:   # hash it and fetch its dictionary entry early
-                        h = _hash(d, s, n, slot, size)
+                        h = _hash(d, s, n, slot ^ seed, size)
                         r_h[slot] = h
                         _prefetch(htp + 32 * np.int64(h & np.uint64(hmask)))
                         strings += 1
@@ -319,7 +321,7 @@ def _kernel(data, offs, bits, bits_offset, row0, start, count,
                 if tag == 16:   # a char: its UTF-8 encoding
                     n = _utf8_of(r_val[slot], cbuf)
                     src, at_s, limit = cbuf, 0, 8
-                    h = _hash(cbuf, 0, n, slot, 8)
+                    h = _hash(cbuf, 0, n, slot ^ seed, 8)
                 v32[slot, r] = _intern(h, src, at_s, n, limit, slot, htp, hmask, arenap, alimit,
                                        logp, metap, countsp)
             else:   # x: the bytes, copied
@@ -352,6 +354,7 @@ def _collect(data, offs, bits, bits_offset, start, count, ht, arena, log, meta, 
     metap = meta.ctypes.data
     countsp = counts.ctypes.data
     size = data.shape[0]
+    seed = meta[3]
     for local_row in range(start, count):
         if bits.shape[0] > 0:
             i = bits_offset + local_row
@@ -387,7 +390,7 @@ def _collect(data, offs, bits, bits_offset, start, count, ht, arena, log, meta, 
                         if (meta[1] + n > arena.shape[0] or meta[0] + 1 > log.shape[0]
                                 or 2 * (meta[0] + 1) > (ht.shape[0] >> 2)):
                             return local_row, 1, n
-                        _intern(_hash(d, s, n, sec, size), d, s, n, size, sec, htp, hmask,
+                        _intern(_hash(d, s, n, sec ^ seed, size), d, s, n, size, sec, htp, hmask,
                                 arenap, alimit, logp, metap, countsp)
                     mp = e
                 if st != 0 or mp != mend:

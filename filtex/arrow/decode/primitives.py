@@ -364,9 +364,11 @@ def _float_bits(v):
 # arena and its length; arena: the bytes of every distinct string, in the order
 # first seen; log: per distinct string in that order, slot << 40 | length (the
 # dictionaries are built from it and the arena, both read in order); meta:
-# [entries, arena bytes used, binary bytes used]; counts: the dictionary size of
-# each slot. One cache line holds two entries, and a lookup that finds its
-# string reads one entry and the arena. The kernels never allocate: when a row
+# [entries, arena bytes used, binary bytes used, the run's secret salt of every
+# hash]; counts: the dictionary size of each slot. One cache line holds two
+# entries, and a lookup that finds its string reads one entry and the arena.
+# The kernels never allocate (numba reference-counts an array rebound in a
+# loop, a cost on every row, not only the rare ones that grow): when a row
 # needs more room than the tables have they return, Python grows the tables
 # (``_grown``) and calls again from that row.
 
@@ -763,16 +765,16 @@ def _is_key(kd, kid, n, v, kda, kdalimit, d, s, limit):
 
 
 @njit(cache=True, inline=_INLINE)
-def _key_id(d, s, n, v, limit, sec, kd, kdt, tmask, kda, kdalimit, kdm,
+def _key_id(d, s, n, v, limit, sec, seed, kd, kdt, tmask, kda, kdalimit, kdm,
             kb, kblimit, ko, ksec, kt, kmask, klen):
     """The id of a key of section ``sec``: the ``n`` bytes at ``d + s``, or
     (``n`` == -2) the ulong ``v``; added if new (the caller made room), with
     the requested key it is. -1 when its probe sequence passes ``_PROBES``.
-    Arrays by address."""
+    ``seed``: the run's secret salt (as ``_key_table``'s). Arrays by address."""
     if n >= 0:
-        h = _hash(d, s, n, sec, limit)
+        h = _hash(d, s, n, sec ^ seed, limit)
     else:
-        h = _ulong_hash(v, sec)
+        h = _ulong_hash(v, sec ^ seed)
     hb = np.int64(h)
     i = np.int64(h & np.uint64(tmask))
     for _ in range(_PROBES):
@@ -811,8 +813,9 @@ def _key_id(d, s, n, v, limit, sec, kd, kdt, tmask, kda, kdalimit, kdm,
 
 
 @njit(cache=True)
-def _key_table(kb, ko, ksec):
-    """Open addressing over the requested keys (by section and bytes)."""
+def _key_table(kb, ko, ksec, seed):
+    """Open addressing over the requested keys (by section and bytes), hashed
+    with the run's secret salt ``seed``."""
     count = ksec.shape[0]
     cap = 16
     while cap < 2 * count + 2:
@@ -821,7 +824,8 @@ def _key_table(kb, ko, ksec):
     mask = cap - 1
     b = kb.ctypes.data
     for k in range(count):
-        i = np.int64(_hash(b, ko[k], ko[k + 1] - ko[k], ksec[k], kb.shape[0]) & np.uint64(mask))
+        i = np.int64(_hash(b, ko[k], ko[k + 1] - ko[k], ksec[k] ^ seed, kb.shape[0])
+                     & np.uint64(mask))
         while kt[i] >= 0:
             i = (i + 1) & mask
         kt[i] = k
