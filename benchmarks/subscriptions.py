@@ -11,6 +11,12 @@ a field with few values); 1% are general filters no index answers
 orders drawn from the same domains. Every round checks that both ways return
 the same names. ``--plot FILE`` draws the time per message against the set
 size (matplotlib, from the ``bench`` extra).
+
+Then changes while messages flow (a broker attaching and detaching links): one
+subscription added, a message matched (or evaluated by ``evaluate_all``), the
+subscription removed, with n range subscriptions of distinct bounds in the set
+and a new bound each time; wall time, the garbage collector running as usual.
+A change must cost the same at every size (``--churn-sizes``).
 """
 from __future__ import annotations
 
@@ -139,6 +145,28 @@ def measure(size: int, messages_count: int, rounds: int, tail: float) -> dict:
             "ungated": subs.stats()["ungated"]}
 
 
+def measure_churn(size: int, changes: int = 300) -> dict:
+    """add + match + remove (and add + evaluate_all + remove) of a range
+    subscription, with ``size`` range subscriptions of distinct bounds."""
+    subs = filtex.Subscriptions((f"r{i}", f"total > {2 * i}") for i in range(size))
+    rounds = [[filtex.compile_sql(f"total > {2 * (size + r * changes + i) + 1}")
+               for i in range(changes)] for r in range(6)]   # a new bound every change
+    quiet = filtex.Message(application_properties={"total": -1})   # taken by none
+    result = {"size": size}
+    for label, read in (("match", subs.match), ("evaluate_all", subs.evaluate_all)):
+        best = float("inf")
+        for _ in range(3):
+            probes = rounds.pop()
+            started = time.perf_counter()
+            for flt in probes:
+                subs.add("probe", flt)
+                read(quiet)
+                subs.remove("probe")
+            best = min(best, time.perf_counter() - started)
+        result[label] = best / changes * 1e6
+    return result
+
+
 def _compile_time(size: int) -> float:
     """A cold compile of a filter like the probe, for scale."""
     started = time.perf_counter()
@@ -176,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tails", default="0.01,0",
                         help="shares of general filters, a table each")
     parser.add_argument("--plot", help="write the curves to this PNG file")
+    parser.add_argument("--churn-sizes", default="1000,10000,100000",
+                        help="range subscriptions for the changes' table ('' for none)")
     args = parser.parse_args(argv)
     runs = {}
     print(f"{args.messages} messages per set, best of {args.rounds} interleaved rounds")
@@ -199,6 +229,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n{a['size']:,} -> {b['size']:,} subscriptions "
                   f"({b['size'] / a['size']:.0f}x): match time x{growth:.2f}", end="")
         print()
+    if args.churn_sizes:
+        print("\nchanges while messages flow: n range subscriptions of distinct bounds, a new "
+              "bound each change, wall time with the garbage collector on\n")
+        print("| range subscriptions | add+match+remove us | add+evaluate_all+remove us |")
+        print("|---------------------|---------------------|----------------------------|")
+        for size in (int(s) for s in args.churn_sizes.split(",")):
+            row = measure_churn(size)
+            print(f"| {size:>19,} | {row['match']:19.1f} | {row['evaluate_all']:26.1f} |",
+                  flush=True)
     if args.plot:
         plot(runs, args.plot)
         print(f"\nplot: {args.plot}")

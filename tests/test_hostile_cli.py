@@ -165,8 +165,9 @@ def test_tables_of_strangers(tmp_path):
                                                                   names=["t", "s"]))
     raw_dictionary = pa.Array.from_buffers(pa.string(), 3, s.field("s").dictionary.buffers()[:2]
                                            + [pa.py_buffer(b"EUUS\xff\xfe")])
-    variants["bad-utf8"] = with_props(x, pa.StructArray.from_arrays([s.field("t"), pa.DictionaryArray.from_arrays(
-        s.field("s").indices, raw_dictionary)], names=["t", "s"]))
+    bad_utf8 = pa.DictionaryArray.from_arrays(s.field("s").indices, raw_dictionary)
+    variants["bad-utf8"] = with_props(x, pa.StructArray.from_arrays([s.field("t"), bad_utf8],
+                                                                    names=["t", "s"]))
     for label, hostile in variants.items():
         for fmt in ("ipc", "parquet"):
             path = tmp_path / f"{label}.{fmt}"
