@@ -206,7 +206,7 @@ def _normalized(name: str) -> str:
 
 def _known_field(key: str) -> tuple[str, str] | None:
     """(section, AMQP field or annotation) another system's ``key`` names."""
-    from .described.property import FIELD_TYPES
+    from .runtime.property import FIELD_TYPES
     wanted = _normalized(key)
     for section, names in FIELD_TYPES.items():
         for name in names:
@@ -290,7 +290,7 @@ def _operand(node: ast.Node) -> _Operand | None:
         return _Operand((node.value,), _TYPE_WORDS.get(node.typ, "a constant") + " constant",
                         True)
     if isinstance(node, ast.Field) and node.section in ("header", "properties"):
-        from .described.property import FIELD_TYPES
+        from .runtime.property import FIELD_TYPES
         kinds = FIELD_TYPES[node.section].get(node.key)
         if kinds is None:
             return None
@@ -661,7 +661,7 @@ def _not_a_condition(node: ast.Node) -> str | None:
     if isinstance(node, ast.Unary):
         return None
     if isinstance(node, ast.Field) and node.section in ("header", "properties"):
-        from .described.property import FIELD_TYPES
+        from .runtime.property import FIELD_TYPES
         kinds = FIELD_TYPES[node.section].get(node.key)
         if not kinds or "bool" in kinds:
             return None

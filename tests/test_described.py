@@ -13,7 +13,7 @@ from proton import (Array, Connection, Data, Described, char, float32, int32, sy
 import filtex
 from filtex import FilterError, Message
 from filtex.described.descriptors import FILTER_TYPES, lookup, parse_code
-from filtex.described.property import match_value
+from filtex.runtime.property import match_value
 from filtex.runtime.topic import compile_topic
 from filtex.runtime.values import encode_decimal
 

@@ -11,7 +11,7 @@ from proton import Described, char, symbol, ubyte
 
 import filtex
 from filtex import FilterError, Message
-from filtex.described.property import match_value, string_rule
+from filtex.runtime.property import match_value, string_rule
 
 APP = symbol("amqp:application-properties-filter")
 

@@ -34,10 +34,9 @@ from proton import (UNDESCRIBED, Array, Data, Described, byte, char, decimal32, 
                     decimal128, float32, int32, short, symbol, timestamp, ubyte, uint, ulong,
                     ushort)
 
-from ..compiler import load
 from ..limits import DEFAULT_LIMITS
 from ..message import Message
-from ..row import RowGenerator
+from ..row import RowGenerator, load
 from ..accessors import MessageAccessor
 from ..runtime.values import INT_CLASSES
 from ..row.generator import _MIRROR as MIRROR

@@ -60,7 +60,7 @@ def _type(node: Any) -> str:
     """A node's static type; a well-known field's AMQP type (``ubyte``)."""
     section = getattr(node, "section", None)
     if type(node).__name__ == "Field" and section in ("header", "properties"):
-        from ..described.property import FIELD_TYPES
+        from ..runtime.property import FIELD_TYPES
         kinds = FIELD_TYPES[section].get(node.key)
         if kinds:
             return "|".join(kinds)

@@ -20,14 +20,14 @@ from typing import Any, Callable, Mapping, cast
 from proton import Array, Data, Described, symbol
 
 from . import descriptors
-from ..compiler import check_arguments, compile_sql, load
+from ..compiler import check_arguments, compile_sql
 from ..errors import FilterError, internal_error
 from ..filter import Dialect, Filter
 from ..limits import DEFAULT_LIMITS, Limits, check_limits, exceeded
 from ..message import HEADER_DEFAULTS
-from .property import check_entries
+from ..runtime.property import check_entries
 from ..sql import ast
-from ..row import RowGenerator
+from ..row import RowGenerator, load
 from ..dialects import AMQP, get_dialect
 from ..runtime.topic import compile_topic
 from ..typed_json import value_from_json

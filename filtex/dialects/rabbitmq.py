@@ -16,7 +16,7 @@ from proton import char, symbol
 from .. import runtime
 from ..errors import FilterError
 from ..runtime.patterns import PatternError, segments_of, compile_like
-from ..described.property import FIELD_TYPES, draft_modifier, fits, string_refs, string_rule
+from ..runtime.property import FIELD_TYPES, draft_modifier, fits, string_refs, string_rule
 from ..runtime.values import (BINARY, BOOL, FLOAT, INT, STRING, TIMESTAMP, UUID, double_value,
                               exact, kind_of)
 from .base import FUNCTION_ARITY, Dialect, Lenient

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..described.property import match_value, string_rule
+from ..runtime.property import match_value, string_rule
 from ..sql import ast
 from ..runtime.values import FLOAT_CLASSES, INT_CLASSES, double_value, exact, kind_of
 

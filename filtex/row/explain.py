@@ -12,13 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from ..compiler import load
 from ..errors import EvaluationFailure, NotAMessage
 from ..forms import view
 from ..limits import DEFAULT_LIMITS
 from ..sql import ast
 from ..sql.render import constant, to_sql
-from . import RowGenerator
+from . import RowGenerator, load
 
 _REFERENCES = (ast.Field, ast.Body, ast.MapRef, ast.Index, ast.Derived)
 

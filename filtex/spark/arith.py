@@ -41,11 +41,11 @@ class Computed:
         self.value, self.doubled, self.bad, self.null = value, doubled, bad, null
 
     def within(self, form: Any) -> str:
-        from .native import within_spans
         ints, _, doubles = form.intervals
         as_double = [(float(lo), float(hi)) for lo, hi in ints]
-        test_i = within_spans(self.value, as_double, S.double)
-        test_d = within_spans(self.value, [(float(lo), float(hi)) for lo, hi in doubles], S.double)
+        test_i = S.within_spans(self.value, as_double, S.double)
+        test_d = S.within_spans(self.value, [(float(lo), float(hi)) for lo, hi in doubles],
+                                S.double)
         if self.doubled in ("TRUE", "FALSE") or test_i == test_d:
             return test_d if self.doubled == "TRUE" or test_i == test_d else test_i
         return f"CASE WHEN {self.doubled} THEN {test_d} ELSE {test_i} END"

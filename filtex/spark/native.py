@@ -168,29 +168,12 @@ def _child_of(tag: int) -> str | None:
     return CHILD_OF_TAG.get(tag)
 
 
-def within_spans(child: str, spans: list, lit: Callable[[Any], str], ends: tuple = ()) -> str:
-    """``child`` within one of the sorted inclusive intervals (``ends``: the least
-    and the greatest value of the child's type, which need no test)."""
-    if not spans:
-        return "FALSE"
-    least, greatest = ends or (None, None)
-
-    def within(lo: Any, hi: Any) -> str:
-        if lo == hi:
-            return f"{child} = {lit(lo)}"
-        if lo == least:
-            return f"{child} <= {lit(hi)}" if hi != greatest else f"{child} IS NOT NULL"
-        return f"{child} >= {lit(lo)}" if hi == greatest else \
-            f"{child} BETWEEN {lit(lo)} AND {lit(hi)}"
-    return S.any_of([within(lo, hi) for lo, hi in spans])
-
-
 def _numeric(cases: Cases, tag: int, child: str, spans: Any, unsigned: bool,
              field: SparkField) -> None:
     rows = [(int(lo), int(hi)) for lo, hi in spans.tolist()]
     lit = S.ulong if unsigned else S.long
     ends = (0, 2**64 - 1) if unsigned else (-2**63, 2**63 - 1)
-    cases.answer(tag, within_spans(child, rows, lit, ends))
+    cases.answer(tag, S.within_spans(child, rows, lit, ends))
     if not rows:
         return
     lo, hi = rows[0][0], rows[-1][1]
@@ -255,7 +238,7 @@ def _doubles(cases: Cases, tag: int, is_tag: str, child: str, plan: Any) -> None
     spark = (A.FALSE, within(lambda lo, hi: lo <= 0.0 <= hi),
              within(lambda lo, hi: hi == math.inf), within(lambda lo, hi: lo == -math.inf))
     specials = _float_specials(cases, tag, is_tag, child, plan, spark)
-    cases.answer(tag, within_spans(child, spans, S.double))
+    cases.answer(tag, S.within_spans(child, spans, S.double))
     if spans and A.TRUE not in specials:
         lo, hi = spans[0][0], spans[-1][1]
         bounds = [f"{child} >= {S.double(lo)}" if lo != -math.inf else None,

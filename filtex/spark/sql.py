@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any, Callable
 
 _SAFE = re.compile(r"[^'\\\x00-\x1f\x7f]*")
 NULL_BOOLEAN = "CAST(NULL AS BOOLEAN)"
@@ -86,3 +87,21 @@ def all_of(items: list[str]) -> str:
 def tag_in(tag: str, tags: list[int]) -> str:
     tags = sorted(set(int(t) for t in tags))
     return f"{tag} = {tags[0]}" if len(tags) == 1 else f"{tag} IN ({', '.join(map(str, tags))})"
+
+
+def within_spans(child: str, spans: list[tuple[Any, Any]], lit: Callable[[Any], str],
+                 ends: tuple[Any, ...] = ()) -> str:
+    """``child`` within one of the sorted inclusive intervals (``ends``: the least
+    and the greatest value of the child's type, which need no test)."""
+    if not spans:
+        return "FALSE"
+    least, greatest = ends or (None, None)
+
+    def within(lo: Any, hi: Any) -> str:
+        if lo == hi:
+            return f"{child} = {lit(lo)}"
+        if lo == least:
+            return f"{child} <= {lit(hi)}" if hi != greatest else f"{child} IS NOT NULL"
+        return f"{child} >= {lit(lo)}" if hi == greatest else \
+            f"{child} BETWEEN {lit(lo)} AND {lit(hi)}"
+    return any_of([within(lo, hi) for lo, hi in spans]) or "FALSE"

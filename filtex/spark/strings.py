@@ -209,7 +209,7 @@ def property_form(node: ast.Node) -> TextForm | None:
     own rule, RabbitMQ's byte strings included)."""
     if not isinstance(node, ast.PropertyMatch) or type(node.ref) is not str:
         return None
-    from ..described.property import string_rule
+    from ..runtime.property import string_rule
     from ..errors import FilterError
     try:
         rule, text = string_rule(node.ref)

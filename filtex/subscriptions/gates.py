@@ -18,7 +18,7 @@ from typing import Any
 from proton import symbol
 
 from ..dialects.base import Semantics
-from ..described.property import string_rule
+from ..runtime.property import string_rule
 from ..runtime.patterns import PatternError, segments_of
 from ..runtime.values import INT_CLASSES
 from ..sql import ast

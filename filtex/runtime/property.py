@@ -1,5 +1,7 @@
-"""Property filters (filtex section 4): a map of reference values matched
-against one message section, compiled to one generated function.
+"""Property filters (filtex section 4): the rules that match a map of
+reference values against one message section. They are runtime, not front
+end: the described front end checks entries with them, and the dialects, the
+row engine, the subscription index and Spark read the same rules.
 
 ``match_value`` is the complete matching rule set (4.1), used for nested and
 unusual references; the generator inlines the common cases (strings with the

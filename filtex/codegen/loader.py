@@ -1,0 +1,55 @@
+"""Generated Python source to functions: compiled once, with a loader that
+shows the source in tracebacks. Every engine that runs Python it generated
+(the row engine, the batch planner's atoms, the explainer) loads it here, so
+none of them imports the front door."""
+from __future__ import annotations
+
+import hashlib
+import inspect
+import types
+from typing import Any, Callable
+
+
+class _GeneratedSource:
+    """The ``__loader__`` of a generated function's globals: ``linecache`` asks it
+    for the source only when a traceback needs it, so no source is registered
+    anywhere while nothing fails, and it goes when its filter goes."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def get_source(self, name: str) -> str:
+        return self.source
+
+
+def load(source: str, namespace: dict[str, Any], identity: str
+         ) -> tuple[Callable[..., bool | None], Callable[..., bool]]:
+    """Compile generated source once, over the globals ``namespace`` (copied);
+    return ``evaluate`` and ``matches``, two functions over the same code object
+    (``matches`` defaults the private mode to True). Tracebacks show the source
+    through the globals' ``__loader__``."""
+    digest = hashlib.sha1(f"{identity}\n{source}".encode("utf-8", "surrogatepass")).hexdigest()
+    filename = f"filtex-generated-{digest[:16]}"
+    scope: dict[str, Any] = dict(namespace)
+    scope["__name__"] = filename
+    scope["__loader__"] = _GeneratedSource(source)
+    exec(compile(source, filename, "exec"), scope)
+    evaluate = scope["evaluate"]
+    matches = types.FunctionType(evaluate.__code__, scope, "matches", (None, True))
+    evaluate.__doc__, matches.__doc__ = _EVALUATE_DOC, _MATCHES_DOC
+    # the mode stays private
+    evaluate.__signature__ = matches.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
+    return evaluate, matches
+
+
+_EVALUATE_DOC = """True, False, or None (unknown: not delivered) for one message.
+
+``receiving_connection`` is the connection of the link the message would go to
+(the Apache no-local filter compares it with ``Message.connection``)."""
+_MATCHES_DOC = """True only when the filter's result for the message is True."""
+_SIGNATURE = inspect.Signature([
+    inspect.Parameter("message", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+    inspect.Parameter("receiving_connection", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                      default=None)])
