@@ -25,7 +25,7 @@ _EXPORTS = {
     "EvaluationFailure": "errors", "FilterError": "errors", "NotAMessage": "errors",
     "Dialect": "filter", "Filter": "filter", "Outcome": "filter",
     "Limits": "limits", "DEFAULT_LIMITS": "limits",
-    "Body": "message", "Message": "message", "MessageForm": "message",
+    "Body": "message", "Message": "message", "MessageForm": "forms",
     "view": "forms", "read_messages": "files", "Subscriptions": "subscriptions",
     "quote_identifier": "quoting", "quote_string": "quoting",
     "message_from_json": "typed_json", "value_from_json": "typed_json",
@@ -74,7 +74,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly, re-exp
     from .limits import Limits as Limits
     from .message import Body as Body
     from .message import Message as Message
-    from .message import MessageForm as MessageForm
+    from .forms import MessageForm as MessageForm
     from .quoting import quote_identifier as quote_identifier
     from .quoting import quote_string as quote_string
     from .row.explain import Explanation as Explanation

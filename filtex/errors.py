@@ -74,3 +74,15 @@ def line_and_column(text: str, offset: int) -> tuple[int, int]:
     line = text.count("\n", 0, offset) + 1
     column = offset - (text.rfind("\n", 0, offset) + 1) + 1
     return line, column
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``TypeError: text`` of an exception, even one that cannot be printed; short."""
+    try:
+        text = str(exc)
+        if text.__class__ is not str:
+            raise TypeError
+    except Exception:
+        text = "(unprintable)"
+    name = type(exc).__name__
+    return f"{name if name.__class__ is str else 'error'}: {text[:200]}"

@@ -4,14 +4,14 @@ from __future__ import annotations
 from typing import (TYPE_CHECKING, Any, Callable, Literal, Mapping, NamedTuple, Protocol,
                     TypedDict, get_args)
 
-from .errors import EvaluationFailure, NotAMessage
+from .errors import EvaluationFailure, NotAMessage, describe_exception
 
 if TYPE_CHECKING:
     from typing import Unpack
 
     import pyarrow as pa
 
-    from .message import MessageForm
+    from .forms import MessageForm
     from .row.explain import Explainer, Explanation
     from .sql.ast import Node
 
@@ -120,7 +120,7 @@ class Filter:
         except NotAMessage:
             raise
         except Exception as exc:  # a malformed message: unknown, never a crash
-            return Outcome(None, f"malformed message: {_describe(exc)}")
+            return Outcome(None, f"malformed message: {describe_exception(exc)}")
 
     def explain(self, message: MessageForm, receiving_connection: object = None) -> Explanation:
         """Why the filter gives its result for ``message``: an ``Explanation``
@@ -188,15 +188,3 @@ def _rebuild(builder: Callable[..., Filter], args: tuple[Any, ...],
 
 def _printable(reason: Any) -> str:
     return reason if reason.__class__ is str else "evaluation failed"
-
-
-def _describe(exc: BaseException) -> str:
-    """``TypeError: text`` of an exception, even one that cannot be printed; short."""
-    try:
-        text = str(exc)
-        if text.__class__ is not str:
-            raise TypeError
-    except Exception:
-        text = "(unprintable)"
-    name = type(exc).__name__
-    return f"{name if name.__class__ is str else 'error'}: {text[:200]}"

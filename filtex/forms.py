@@ -13,19 +13,28 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, Union, overload
 
 from .errors import NotAMessage
+from .message import Message
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     import proton
 
     from .amqp.encoded import EncodedMessage
     from .arrow.rows import RowMessage
-    from .message import Message, MessageForm
     from .proton_message import ProtonMessage
 
     _View = TypeVar("_View", Message, EncodedMessage, ProtonMessage, RowMessage)
+
+MessageForm: TypeAlias = Union[
+    Message, bytes, bytearray, memoryview, "proton.Message", "EncodedMessage", "ProtonMessage",
+    "RowMessage"]
+"""What a filter evaluates: a ``Message``, AMQP-encoded bytes, a ``proton.Message``,
+or a view of one (``filtex.view``, ``filtex.read_messages``, ``filtex.arrow.messages``).
+Defined here, where the views are chosen, so that ``message.py`` knows none of them."""
 
 ACCEPTED = ("a filtex.Message, AMQP-encoded bytes (bytes, bytearray or memoryview) "
             "or a proton.Message")

@@ -14,16 +14,8 @@ public attribute of the same name.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Mapping, NamedTuple, Union
+from typing import Any, Literal, Mapping, NamedTuple
 
-if TYPE_CHECKING:
-    from typing import TypeAlias
-
-    import proton
-
-    from .amqp.encoded import EncodedMessage
-    from .arrow.rows import RowMessage
-    from .proton_message import ProtonMessage
 
 
 class _EmptySection(dict[Any, Any]):
@@ -182,12 +174,6 @@ class Message:
 for _name in SECTIONS + ("connection",):
     setattr(Message, f"_filtex_{_name}", Message.__dict__[_name])
 del _name
-
-MessageForm: TypeAlias = Union[
-    Message, bytes, bytearray, memoryview, "proton.Message", "EncodedMessage", "ProtonMessage",
-    "RowMessage"]
-"""What a filter evaluates: a ``Message``, AMQP-encoded bytes, a ``proton.Message``,
-or a view of one (``filtex.view``, ``filtex.read_messages``, ``filtex.arrow.messages``)."""
 
 PROTOCOL = tuple(f"_filtex_{name}" for name in SECTIONS + (
     "amqp_value", "amqp_sequence", "connection"))

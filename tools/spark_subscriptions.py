@@ -11,7 +11,7 @@ options are those of ``filtex spark --help``; spark-submit's --master and
 """
 import sys
 
-from filtex.cli.spark import main
+from filtex.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(["spark", *sys.argv[1:]]))

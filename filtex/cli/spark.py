@@ -36,7 +36,7 @@ import shutil
 import sys
 import time
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator
 
 from .common import NO_MATCH, OK, CommandError, require
 from .definition import compile_named
@@ -76,13 +76,6 @@ def run(args: argparse.Namespace) -> int:
           f"{'s' if len(subscriptions) != 1 else ''}, {time.perf_counter() - started:.1f} s",
           file=sys.stderr)
     return OK if any(matched for _, _, matched, _, _ in counts) else NO_MATCH
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``filtex spark`` with ``argv`` (default ``sys.argv[1:]``): the entry
-    point ``spark-submit tools/spark_subscriptions.py`` calls."""
-    from . import main as cli_main
-    return cli_main(["spark", *(sys.argv[1:] if argv is None else argv)])
 
 
 def _subscriptions(items: list[str], args: argparse.Namespace) -> list[tuple[str, Any]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from ..errors import EvaluationFailure, NotAMessage
+from ..errors import EvaluationFailure, NotAMessage, describe_exception
 from ..forms import view
 from ..limits import DEFAULT_LIMITS
 from ..sql import ast
@@ -169,8 +169,7 @@ class Explainer:
         except EvaluationFailure as failure:
             reason = failure.reason if failure.reason.__class__ is str else "evaluation failed"
         except Exception as exc:   # a malformed message: the same words as Filter.outcome
-            from ..filter import _describe
-            reason = f"malformed message: {_describe(exc)}"
+            reason = f"malformed message: {describe_exception(exc)}"
         failed_at = None
         if reason is not None:   # the first node, in evaluation order, without a value
             failed_at = next((i for i, node in enumerate(self.traced)

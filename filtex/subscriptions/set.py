@@ -29,7 +29,7 @@ from .gates import Gate, find_gates
 from .index import FieldIndex
 
 if TYPE_CHECKING:
-    from ..message import MessageForm
+    from ..forms import MessageForm
 
 _UNREADABLE = object()   # a field whose reading raised (a malformed encoded message)
 

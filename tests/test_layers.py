@@ -1,0 +1,147 @@
+"""The import graph of filtex: no new circle.
+
+Every import statement counts, at the top of a module, inside a function, or
+for type checkers only (as import-linter counts them): a circle of any kind
+means two modules each need the other's meaning. Circles are found at module
+level and at package level (a subpackage, or a top-level module, as one unit).
+``KNOWN`` lists the circles still being taken apart (issue 24); a new one, or a
+known one that grew, fails, and a known one that is gone must leave the list.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1] / "filtex"
+
+KNOWN_MODULE_CYCLES = [
+    # Filter's engine methods (evaluate_batch, filter_table, explain) import engines,
+    # which import Filter; dialects/base.py reads the Dialect name type from filter.py
+    {"filtex.arrow.arith", "filtex.arrow.atomcode", "filtex.arrow.atoms", "filtex.arrow.engine",
+     "filtex.arrow.kernel", "filtex.arrow.plan", "filtex.arrow.strings", "filtex.dialects",
+     "filtex.dialects.amqp", "filtex.dialects.base", "filtex.dialects.jms",
+     "filtex.dialects.rabbitmq", "filtex.filter", "filtex.row", "filtex.row.explain",
+     "filtex.row.generator"},
+]
+KNOWN_PACKAGE_CYCLES = [
+    {"filtex.arrow", "filtex.dialects", "filtex.filter", "filtex.forms", "filtex.row",
+     "filtex.sql"},
+]
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in ROOT.rglob("*.py"):
+        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def import_edges() -> dict[str, set[str]]:
+    """module -> the filtex modules it imports (every import statement)."""
+    modules = _modules()
+    edges: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package[:len(package) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                for alias in node.names:
+                    sub = f"{target}.{alias.name}"
+                    targets.add(sub if sub in modules else target)
+        edges[name] = {t for t in targets if t in modules and t != name}
+    return edges
+
+
+def circles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of more than one node (Tarjan's
+    algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(component)
+    return found
+
+
+def _unit(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) > 1 and (ROOT / parts[1]).is_dir():
+        return f"filtex.{parts[1]}"
+    return module
+
+
+def package_edges(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for module, targets in edges.items():
+        for target in targets:
+            if _unit(module) != _unit(target):
+                graph.setdefault(_unit(module), set()).add(_unit(target))
+    return graph
+
+
+def _same(found: list[set[str]], known: list[set[str]]) -> None:
+    new = [sorted(c) for c in found if c not in known]
+    gone = [sorted(c) for c in known if c not in found]
+    assert not new, f"an import circle that is not known (or a known one changed): {new}"
+    assert not gone, f"a known circle is gone: take it out of KNOWN: {gone}"
+
+
+def test_no_new_module_circle():
+    _same(circles(import_edges()), KNOWN_MODULE_CYCLES)
+
+
+def test_no_new_package_circle():
+    _same(circles(package_edges(import_edges())), KNOWN_PACKAGE_CYCLES)
+
+
+def test_the_circle_finder_finds_circles():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}, "f": {"d"}}
+    assert circles(graph) == [{"a", "b", "c"}]
+    edges = import_edges()
+    assert "filtex.codegen.loader" in edges["filtex.row"]
+    assert "filtex.filter" in edges["filtex.arrow.engine"]   # a type-only import counts
