@@ -23,7 +23,7 @@ _EXPORTS = {
     "compile_filter": "described", "compile_filter_set": "described",
     "capabilities": "described.descriptors",
     "EvaluationFailure": "errors", "FilterError": "errors", "NotAMessage": "errors",
-    "Dialect": "filter", "Filter": "filter", "Outcome": "filter",
+    "Dialect": "names", "Filter": "filter", "Outcome": "filter",
     "Limits": "limits", "DEFAULT_LIMITS": "limits",
     "Body": "message", "Message": "message", "MessageForm": "forms",
     "view": "forms", "read_messages": "files", "Subscriptions": "subscriptions",
@@ -66,7 +66,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly, re-exp
     from .errors import FilterError as FilterError
     from .errors import NotAMessage as NotAMessage
     from .files import read_messages as read_messages
-    from .filter import Dialect as Dialect
+    from .names import Dialect as Dialect
     from .filter import Filter as Filter
     from .filter import Outcome as Outcome
     from .forms import view as view

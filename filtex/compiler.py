@@ -13,7 +13,8 @@ from typing import Any, Mapping
 
 from .cache import BoundedCache
 from .errors import DefinitionProblem, FilterError, internal_error, line_and_column
-from .filter import Dialect, Filter, check_dialect_type
+from .filter import Filter
+from .names import Dialect, check_dialect_type
 from .limits import DEFAULT_LIMITS, Limits, check_limits, exceeded
 from .sql import ast
 from .sql.checker import Checker

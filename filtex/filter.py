@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from typing import (TYPE_CHECKING, Any, Callable, Literal, Mapping, NamedTuple, Protocol,
-                    TypedDict, get_args)
+                    TypedDict)
 
 from .errors import EvaluationFailure, NotAMessage, describe_exception
+from .names import Dialect
 
 if TYPE_CHECKING:
     from typing import Unpack
@@ -14,20 +15,6 @@ if TYPE_CHECKING:
     from .forms import MessageForm
     from .row.explain import Explainer, Explanation
     from .sql.ast import Node
-
-Dialect = Literal["amqp", "jms", "rabbitmq"]
-"""The SQL dialects' names (their rules: ``filtex.dialects``)."""
-DIALECT_NAMES: tuple[Dialect, ...] = get_args(Dialect)
-
-
-def check_dialect_type(dialect: object) -> None:
-    """``TypeError`` unless ``dialect`` is a str: a dialect of another type is the
-    calling program's error (an unknown name is a ``FilterError``, as it may come
-    with a filter's definition)."""
-    if not issubclass(type(dialect), str):
-        raise TypeError(f"dialect is one of {', '.join(map(repr, DIALECT_NAMES))}, not "
-                        f"{type(dialect).__name__}")
-
 
 class BatchOptions(TypedDict, total=False):
     """The keyword options of ``evaluate_batch`` and ``filter_table``: how a flat

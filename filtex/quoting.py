@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .dialects import get_dialect
 from .errors import FilterError
-from .filter import Dialect, check_dialect_type
+from .names import Dialect, check_dialect_type
 
 
 def quote_string(text: str) -> str:

@@ -14,7 +14,7 @@ import pytest
 import filtex
 from filtex import FilterError, Limits, Message, Subscriptions
 from filtex.dialects import DIALECTS
-from filtex.filter import DIALECT_NAMES
+from filtex.names import DIALECT_NAMES
 
 ACCEPTED_DIALECTS = "dialect is one of 'amqp', 'jms', 'rabbitmq'"
 
@@ -54,7 +54,8 @@ def test_lazy_loading_is_kept():
             "print(sorted(m for m in sys.modules if m.startswith('filtex')))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True).stdout
-    assert loaded.strip() == "['filtex', 'filtex._version', 'filtex.errors', 'filtex.filter']"
+    assert loaded.strip() == ("['filtex', 'filtex._version', 'filtex.errors', 'filtex.filter', "
+                              "'filtex.names']")
 
 
 # --- compiling ------------------------------------------------------------------------------

@@ -27,9 +27,8 @@ import os
 import sys
 from typing import Sequence
 
+from ..names import DIALECT_NAMES
 from .common import BAD, INTERRUPTED, CommandError, missing_module
-
-DIALECTS = ("amqp", "jms", "rabbitmq")
 FORMATS = ("jsonl", "amqp")
 RESULTS = ("true", "false", "unknown")
 
@@ -169,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _filter_options(parser: argparse.ArgumentParser, file: bool = True) -> None:
-    parser.add_argument("--dialect", choices=DIALECTS, default="amqp",
+    parser.add_argument("--dialect", choices=DIALECT_NAMES, default="amqp",
                         help="SQL dialect (default amqp)")
     parser.add_argument("--filter-json", action="store_true",
                         help='the filter is JSON: {"sql": ...}, a described filter '

@@ -22,7 +22,8 @@ from proton import Array, Data, Described, symbol
 from . import descriptors
 from ..compiler import check_arguments, compile_sql
 from ..errors import FilterError, internal_error
-from ..filter import Dialect, Filter
+from ..filter import Filter
+from ..names import Dialect
 from ..limits import DEFAULT_LIMITS, Limits, check_limits, exceeded
 from ..message import HEADER_DEFAULTS
 from ..runtime.property import check_entries

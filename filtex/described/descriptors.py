@@ -14,7 +14,7 @@ from proton import symbol, ulong
 from ..errors import FilterError
 
 if TYPE_CHECKING:
-    from ..filter import Dialect
+    from ..names import Dialect
 
 AMQP_DOMAIN = 0x00000000
 APACHE_DOMAIN = 0x0000468C

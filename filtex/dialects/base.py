@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .. import runtime
 
 if TYPE_CHECKING:
-    from ..filter import Dialect as DialectName
+    from ..names import Dialect as DialectName
 
 SECTION_QUALIFIERS = {
     "header": "header", "h": "header",

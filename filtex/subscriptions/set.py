@@ -20,7 +20,8 @@ from proton import Data, Terminus
 
 from ..dialects import get_dialect
 from ..errors import internal_error
-from ..filter import Dialect, Filter, check_dialect_type
+from ..filter import Filter
+from ..names import Dialect, check_dialect_type
 from ..forms import view
 from ..limits import Limits, check_limits
 from ..sql import ast
