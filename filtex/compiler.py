@@ -16,7 +16,7 @@ from .errors import DefinitionProblem, FilterError, internal_error, line_and_col
 from .filter import Filter
 from .names import Dialect, check_dialect_type
 from .limits import DEFAULT_LIMITS, Limits, check_limits, exceeded
-from .sql import ast
+from .tree import ast
 from .sql.checker import Checker
 from .row import RowGenerator, load
 from .row.generator import BASE_NAMESPACE

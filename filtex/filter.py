@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from .forms import MessageForm
     from .row.explain import Explainer, Explanation
-    from .sql.ast import Node
+    from .tree.ast import Node
 
 class BatchOptions(TypedDict, total=False):
     """The keyword options of ``evaluate_batch`` and ``filter_table``: how a flat

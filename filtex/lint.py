@@ -42,8 +42,8 @@ from .filter import Filter
 from .runtime import ops
 from .runtime.patterns import PatternError, segments_of
 from .runtime.values import BINARY, STRING, TIMESTAMP, UUID, kind_of
-from .sql import ast
-from .sql.render import to_sql
+from .tree import ast
+from .tree.render import to_sql
 
 
 class Warning(NamedTuple):  # noqa: A001 - the name the API promises; filtex.lint.Warning

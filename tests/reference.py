@@ -38,7 +38,7 @@ from proton import Array, timestamp
 
 from filtex.errors import EvaluationFailure
 from filtex.message import Message
-from filtex.sql import ast
+from filtex.tree import ast
 from filtex.runtime.values import (BINARY, BOOL, DECIMAL, DECIMAL128_CONTEXT, FLOAT, INT,
                            LONG_MIN, STRING, TIMESTAMP, ULONG_MAX, UUID,
                            decimal_value, kind_of)

@@ -14,7 +14,7 @@ from typing import Any
 
 from filtex import runtime
 from filtex.dialects import Semantics
-from filtex.sql import ast
+from filtex.tree import ast
 
 
 def evaluate(node: ast.Node, message: Any, semantics: Semantics) -> bool | None:

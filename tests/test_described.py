@@ -298,7 +298,7 @@ def test_groups_and_sets_are_one_function_over_one_tree():
     """Described filters lower into the tree SQL filters check into: a group or a
     set is one generated function that calls no member's function, and its tree
     keeps each SQL member's dialect in a Scope."""
-    from filtex.sql import ast
+    from filtex.tree import ast
     group = filtex.compile_filter(("amqp:any-filter", [
         ("amqp:sql-filter", "a = 1"), ("apache.org:selector-filter:string", "b > 2"),
         ("amqp:application-properties-filter", {"c": "&p:x"}),

@@ -33,7 +33,7 @@ from proton import byte, int32, short, ubyte, uint, ushort
 from ..message import Message
 from ..runtime.values import INT_CLASSES
 from ..row.generator import _MIRROR as MIRROR
-from ..sql import ast
+from ..tree import ast
 from . import intervals
 from .atoms import FALSE, TRUE, UNKNOWN, run
 from .schema import KEY_CLASS

@@ -40,7 +40,7 @@ from ..row import RowGenerator, load
 from ..accessors import MessageAccessor
 from ..runtime.values import INT_CLASSES
 from ..row.generator import _MIRROR as MIRROR
-from ..sql import ast
+from ..tree import ast
 from . import intervals
 from .schema import (ABSENT, ARRAY, BINARY, BOOLEAN, BYTE, CHAR, DECIMAL32, DECIMAL64,
                      DECIMAL128, DESCRIBED, DOUBLE, FLOAT, INT, KEY_CLASS, LIST, LONG, MAP, NULL, SHORT, STRING,

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..sql import ast
+from ..tree import ast
 from .arith import arith_form
 
 FieldRef = tuple

@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from ..runtime.patterns import PatternError, segments_of
 from ..row.generator import _MIRROR as MIRROR
-from ..sql import ast
+from ..tree import ast
 from .atoms import BACK, CHAR, STRING_TAGS, STRING_VARIANT, run
 
 PER_VALUE_LIMIT = 512

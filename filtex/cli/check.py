@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
 def tree_lines(tree: Any) -> Iterator[str]:
     """The checked tree, one node a line, indented by depth: its class, its
     type (a header or properties field: its AMQP type), its text."""
-    from ..sql.render import to_sql
+    from ..tree.render import to_sql
     stack = [(tree, 0)]
     while stack:
         node, depth = stack.pop()

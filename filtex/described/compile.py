@@ -27,7 +27,7 @@ from ..names import Dialect
 from ..limits import DEFAULT_LIMITS, Limits, check_limits, exceeded
 from ..message import HEADER_DEFAULTS
 from ..runtime.property import check_entries
-from ..sql import ast
+from ..tree import ast
 from ..row import RowGenerator, load
 from ..dialects import AMQP, get_dialect
 from ..runtime.topic import compile_topic

@@ -15,7 +15,7 @@ import math
 
 from proton import int32
 
-from ..sql import ast
+from ..tree import ast
 
 
 class ArithmeticNodes:

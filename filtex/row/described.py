@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..runtime.property import match_value, string_rule
-from ..sql import ast
+from ..tree import ast
 from ..runtime.values import FLOAT_CLASSES, INT_CLASSES, double_value, exact, kind_of
 
 _ENTRIES = (ast.PropertyMatch, ast.HeaderMatch)

@@ -15,8 +15,8 @@ from typing import Any, Iterator
 from ..errors import EvaluationFailure, NotAMessage, describe_exception
 from ..forms import view
 from ..limits import DEFAULT_LIMITS
-from ..sql import ast
-from ..sql.render import constant, to_sql
+from ..tree import ast
+from ..tree.render import constant, to_sql
 from . import RowGenerator, load
 
 _REFERENCES = (ast.Field, ast.Body, ast.MapRef, ast.Index, ast.Derived)

@@ -31,7 +31,7 @@ from ..forms import adapt
 from ..limits import DEFAULT_LIMITS, Limits
 from ..dialects import AMQP, UNDECIDED, Semantics
 from ..runtime.values import FLOAT_CLASSES, INT_CLASSES, double_value
-from ..sql import ast
+from ..tree import ast
 
 _MIRROR = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _PY_OP = {"=": "==", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from ..arrow import arith as kernel_arith
 from ..arrow import atoms as A
-from ..sql import ast
+from ..tree import ast
 from . import sql as S
 from .fields import SparkField
 

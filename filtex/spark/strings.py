@@ -15,7 +15,7 @@ from typing import Any, Callable
 from ..arrow import atoms as A
 from ..arrow import intervals
 from ..arrow.strings import TextForm, like_pattern, text_form
-from ..sql import ast
+from ..tree import ast
 from . import sql as S
 from .cases import Cases
 

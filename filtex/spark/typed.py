@@ -18,7 +18,7 @@ from proton import Described, symbol
 from ..arrow import atoms as A
 from ..arrow import intervals
 from ..arrow.strings import TextForm, text_form
-from ..sql import ast
+from ..tree import ast
 from .strings import function_form, probe_strings
 
 def _arithmetic_without_plus(compiled: Any) -> bool:
@@ -31,7 +31,7 @@ def _arithmetic_without_plus(compiled: Any) -> bool:
 
 def _truth_of_field(node: Any) -> bool:
     """``x`` or ``NOT x`` in a boolean position: a non-boolean's answer is its type's."""
-    from ..sql import ast
+    from ..tree import ast
     while isinstance(node, ast.Not):
         node = node.operand
     return isinstance(node, ast.Field)

@@ -20,7 +20,7 @@ from ..errors import DefinitionProblem, EvaluationFailure
 from ..limits import DEFAULT_LIMITS, RESOURCE_LIMIT, Limits
 from ..message import HEADER_DEFAULTS, HEADER_FIELDS, PROPERTIES_FIELDS
 from ..runtime.values import kind_of
-from . import ast
+from ..tree import ast
 from ..dialects import AMQP, Dialect, Semantics
 from ..dialects.base import BODY_QUALIFIERS
 

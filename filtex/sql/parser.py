@@ -23,7 +23,7 @@ import ply.yacc as yacc
 
 from ..errors import DefinitionProblem
 from ..limits import DEFAULT_LIMITS, RESOURCE_LIMIT, Limits
-from . import ast
+from ..tree import ast
 from ..dialects import Dialect
 from .lexer import SqlLexer, tokens  # noqa: F401  (PLY reads ``tokens``)
 from .parameters import parameter_literal

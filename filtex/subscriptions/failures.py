@@ -14,7 +14,7 @@ from typing import Any
 from proton import symbol
 
 from ..runtime.values import INT_CLASSES
-from ..sql import ast
+from ..tree import ast
 
 # Value classes that never make the test of their kind fail (exact classes:
 # anything else, a char or a decimal, counts as a possible failure).

@@ -21,7 +21,7 @@ from ..dialects.base import Semantics
 from ..runtime.property import string_rule
 from ..runtime.patterns import PatternError, segments_of
 from ..runtime.values import INT_CLASSES
-from ..sql import ast
+from ..tree import ast
 
 SUBJECT = ("properties", "subject", None)
 

@@ -24,7 +24,7 @@ from ..filter import Filter
 from ..names import Dialect, check_dialect_type
 from ..forms import view
 from ..limits import Limits, check_limits
-from ..sql import ast
+from ..tree import ast
 from .failures import requirements, satisfied
 from .gates import Gate, find_gates
 from .index import FieldIndex
