@@ -14,7 +14,7 @@ public attribute of the same name.
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping, NamedTuple
+from typing import Any, Iterator, Literal, Mapping, NamedTuple
 
 
 
@@ -109,6 +109,30 @@ def _section(name: str, value: Any) -> Mapping[Any, Any]:
             raise ValueError(f"unknown {name} field {unknown[0]!r}{hint}; the {name} "
                              f"fields are {', '.join(sorted(fields))}")
     return value
+
+
+class FieldSection(Mapping[str, Any]):
+    """A header or properties section that a view reads field by field: the
+    mapping around a subclass's ``get`` (a field whose value is None is absent)
+    and its ``_names``, the fields it may hold in order."""
+
+    __slots__ = ()
+    _names: Any
+
+    def __getitem__(self, name: Any) -> Any:
+        value = self.get(name)
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([name for name in self._names if self.get(name) is not None])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict(self)!r})"
 
 
 class Message:

@@ -31,13 +31,13 @@ needs the exact message, they evaluate ``message.encode()``'s bytes instead.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from proton import symbol, timestamp, ubyte, uint
 
 from .errors import EvaluationFailure
-from .message import EMPTY
+from .message import EMPTY, FieldSection
 
 
 def _millis(seconds: float) -> int:
@@ -106,22 +106,22 @@ _PROPERTIES = {
     "reply-to-group-id": _attribute("reply_to_group_id")}
 
 
-class _Fields(Mapping[str, Any]):
+class _Fields(FieldSection):
     """A header or properties section read field by field through proton's
     getters, as the encoded view reads its list: a field proton cannot give
     (its getter raises, as for a message-id of invalid UTF-8) fails the reads of
     that field only, with the same answer whatever was read before."""
 
-    __slots__ = ("_message", "_readers", "_values")
+    __slots__ = ("_message", "_names", "_values")
 
     def __init__(self, message: Any, readers: dict[str, Any]) -> None:
-        self._message, self._readers = message, readers
+        self._message, self._names = message, readers
         self._values: dict[str, Any] = {}
 
     def get(self, name: Any, default: Any = None) -> Any:
         value = self._values.get(name, _UNREAD) if type(name) is str else None
         if value is _UNREAD:
-            read = self._readers.get(name)
+            read = self._names.get(name)
             try:
                 value = None if read is None else read(self._message)
             except Exception as error:   # proton cannot give this field: it is malformed
@@ -131,20 +131,6 @@ class _Fields(Mapping[str, Any]):
             self._values[name] = value
         return default if value is None else value
 
-    def __getitem__(self, name: Any) -> Any:
-        value = self.get(name)
-        if value is None:
-            raise KeyError(name)
-        return value
-
-    def __iter__(self) -> Iterator[str]:
-        return iter([name for name in self._readers if self.get(name) is not None])
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-    def __repr__(self) -> str:
-        return f"_Fields({dict(self)!r})"
 
 
 _UNREAD = object()

@@ -31,7 +31,7 @@ from typing import Any, Iterator, Mapping
 from proton import symbol, ulong
 
 from ..errors import EvaluationFailure
-from ..message import EMPTY, HEADER_FIELDS, PROPERTIES_FIELDS
+from ..message import EMPTY, HEADER_FIELDS, PROPERTIES_FIELDS, FieldSection
 from . import codec
 from .codec import DecodeError, _Reader
 
@@ -321,7 +321,7 @@ class EncodedMap(Mapping):
         return f"EncodedMap({dict(self)!r})"
 
 
-class EncodedFields(Mapping):
+class EncodedFields(FieldSection):
     """A header or properties list read in place: fields by name, the list
     walked (by sizes) only up to the field asked for; null and missing fields
     are absent. A read gives what it gives on a fresh view of the bytes:
@@ -424,20 +424,6 @@ class EncodedFields(Mapping):
                 from None
         return default if value is None else value
 
-    def __getitem__(self, name: Any) -> Any:
-        value = self.get(name)
-        if value is None:
-            raise KeyError(name)
-        return value
-
-    def __iter__(self) -> Iterator[str]:
-        return iter([name for name in self._names if self.get(name) is not None])
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-    def __repr__(self) -> str:
-        return f"EncodedFields({dict(self)!r})"
 
 
 _FIELD_NUMBERS = {names: {name: i for i, name in enumerate(names)}

@@ -8,6 +8,8 @@ distinct value present, by the per-message engine.
 from __future__ import annotations
 
 import numpy as np
+
+from .decode.primitives import _utf8_ok
 from .jit import njit
 
 
@@ -110,42 +112,6 @@ MAX_NESTING = 16
 """Deeper values are left to the per-message engine (filtex's decoder reads 64)."""
 
 
-@njit(cache=True, nogil=True)
-def _utf8_ok(d, p, end):   # pragma: no cover - compiled
-    """Strict UTF-8, as Python's codec: no overlong forms, no surrogates,
-    nothing past U+10FFFF."""
-    i = p
-    while i < end:
-        c = d[i]
-        if c < 0x80:
-            i += 1
-        elif 0xC2 <= c <= 0xDF:
-            if i + 1 >= end or (d[i + 1] & 0xC0) != 0x80:
-                return False
-            i += 2
-        elif 0xE0 <= c <= 0xEF:
-            if i + 2 >= end:
-                return False
-            c1 = d[i + 1]
-            lo = 0xA0 if c == 0xE0 else 0x80
-            hi = 0x9F if c == 0xED else 0xBF
-            if c1 < lo or c1 > hi or (d[i + 2] & 0xC0) != 0x80:
-                return False
-            i += 3
-        elif 0xF0 <= c <= 0xF4:
-            if i + 3 >= end:
-                return False
-            c1 = d[i + 1]
-            lo = 0x90 if c == 0xF0 else 0x80
-            hi = 0x8F if c == 0xF4 else 0xBF
-            if c1 < lo or c1 > hi or (d[i + 2] & 0xC0) != 0x80 or (d[i + 3] & 0xC0) != 0x80:
-                return False
-            i += 4
-        else:
-            return False
-    return True
-
-
 @njit(cache=True, nogil=True, inline="always")
 def _be(d, p, width):   # pragma: no cover - compiled
     v = np.int64(0)
@@ -182,7 +148,7 @@ def _scalar(d, code, p, end, kinds, fixed):   # pragma: no cover - compiled
             return -1
         stop = start + size
         if code == 0xa1 or code == 0xb1:
-            if not _utf8_ok(d, start, stop):
+            if not _utf8_ok(d.ctypes.data, start, stop - start):   # the decoder's strict check
                 return -1
         elif code == 0xa3 or code == 0xb3:
             for i in range(start, stop):
