@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import threading
 from decimal import Decimal
+from typing import Callable
 
 import pytest
 from hypothesis import given, settings
@@ -225,16 +226,23 @@ def test_matching_while_another_thread_adds_and_removes():
         except Exception as exc:   # reported below, with the thread's traceback lost
             errors.append(exc)
 
+    _run_against_a_writer(churn, reader, 3, stop)
+    assert not errors, errors[0]
+
+
+def _run_against_a_writer(churn: Callable[[], None], reader: Callable[[], None], readers: int,
+                          stop: threading.Event) -> None:
+    """``readers`` threads running ``reader`` while one runs ``churn``, which
+    stops when the readers are done."""
     writer = threading.Thread(target=churn)
-    readers = [threading.Thread(target=reader) for _ in range(3)]
+    threads = [threading.Thread(target=reader) for _ in range(readers)]
     writer.start()
-    for t in readers:
+    for t in threads:
         t.start()
-    for t in readers:
+    for t in threads:
         t.join()
     stop.set()
     writer.join()
-    assert not errors, errors[0]
 
 
 def churned_filter(i: int) -> str:
@@ -285,15 +293,7 @@ def test_every_index_kind_answers_exactly_while_another_thread_changes_it():
         except Exception as exc:
             errors.append(exc)
 
-    writer = threading.Thread(target=churn)
-    readers = [threading.Thread(target=reader) for _ in range(2)]
-    writer.start()
-    for t in readers:
-        t.start()
-    for t in readers:
-        t.join()
-    stop.set()
-    writer.join()
+    _run_against_a_writer(churn, reader, 2, stop)
     assert not errors, errors[0]
     assert changes[0] >= 300, changes   # the readers met a writer at work
     for message, (wanted, wanted_all) in zip(messages, expected):   # and after it
