@@ -20,7 +20,7 @@ from ._version import __version__ as __version__
 # public name -> the module (relative to filtex) that defines it
 _EXPORTS = {
     "compile_sql": "compiler", "cache_clear": "compiler", "cache_info": "compiler",
-    "compile_filter": "described", "compile_filter_set": "described",
+    "compile_filter": "compiler", "compile_filter_set": "compiler",
     "capabilities": "described.descriptors",
     "EvaluationFailure": "errors", "FilterError": "errors", "NotAMessage": "errors",
     "Dialect": "names", "Filter": "filter", "Outcome": "filter",
@@ -59,8 +59,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, eagerly, re-exp
     from .compiler import cache_clear as cache_clear
     from .compiler import cache_info as cache_info
     from .compiler import compile_sql as compile_sql
-    from .described import compile_filter as compile_filter
-    from .described import compile_filter_set as compile_filter_set
+    from .compiler import compile_filter as compile_filter
+    from .compiler import compile_filter_set as compile_filter_set
     from .described.descriptors import capabilities as capabilities
     from .errors import EvaluationFailure as EvaluationFailure
     from .errors import FilterError as FilterError

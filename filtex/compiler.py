@@ -1,29 +1,34 @@
-"""Filter text to a ``Filter``: lex, parse, check, generate, compile; cached.
+"""The front door: every filter becomes a ``Filter`` here, and only here.
 
-The cache is the one piece of global mutable state: an LRU bounded in entries
-and in bytes, keyed by the filter's definition (text, dialect, limits and the
-bound parameters as typed values), so a subscription's filter is compiled once
-however many links use it.
+SQL text goes through the SQL front end (``sql/front.py``), a described filter
+or filter set through the described-filter front end (``described/lower.py``);
+both give one checked tree rooted in a ``Scope`` of its dialect, which the row
+engine turns into the filter's two functions (``_build``). The other engines
+read the finished ``Filter``'s tree; none of them compiles text.
+
+SQL filters are cached: an LRU bounded in entries and in bytes (the one piece
+of global mutable state), keyed by the filter's definition (text, dialect,
+limits and the bound parameters as typed values), so a subscription's filter
+is compiled once however many links use it.
 """
 from __future__ import annotations
 
 import builtins
 import sys
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from .cache import BoundedCache
-from .errors import DefinitionProblem, FilterError, internal_error, line_and_column
+from .errors import FilterError, internal_error
 from .filter import Filter
 from .names import Dialect, check_dialect_type
 from .limits import DEFAULT_LIMITS, Limits, check_limits, exceeded
 from .tree import ast
-from .sql.checker import Checker
 from .row import RowGenerator, load
 from .row.generator import BASE_NAMESPACE
-from .dialects import DIALECTS, get_dialect
+from .dialects import AMQP, DIALECTS, get_dialect
 from .footprint import footprint
+from .sql.front import sql_tree
 from .sql.parameters import normalize_parameters
-from .sql.parser import parse
 
 CACHE_ENTRIES = 4096
 CACHE_BYTES = 64 << 20
@@ -125,25 +130,89 @@ def check_arguments(dialect: object, limits: object) -> None:
 
 def _compile_sql(text: str, dialect: str, limits: Limits, parameters: dict[str, Any] | None
                  ) -> Filter:
-    rules = get_dialect(dialect)
-    try:
-        tree = Checker(rules, limits=limits).check(parse(text, rules, limits, parameters))
-        generator = RowGenerator(semantics=rules.semantics, limits=limits)
-        source = generator.generate(tree)
-        evaluate, matches = load(source, generator.namespace, f"sql:{dialect}")
-    except DefinitionProblem as problem:
-        line, column = line_and_column(text, problem.offset)
-        raise FilterError(problem.problem, line, column, problem.condition) from None
+    tree = sql_tree(text, get_dialect(dialect), limits, parameters)
     options: dict[str, Any] = {}
     if parameters is not None:
         options["parameters"] = parameters
     if limits is not DEFAULT_LIMITS:
         options["limits"] = limits
-    # the tree an engine reads carries its dialect: a Scope at the root
-    scoped = ast.Scope(body=tree, dialect=rules, typ="bool", offset=tree.offset)
-    return Filter(text, rules.name, "sql", source, evaluate, matches, scoped,
-                  (compile_sql, (text, dialect), options))
+    return _build(tree, text, tree.dialect.name, "sql", limits,
+                  (compile_sql, (text, dialect), options), f"sql:{dialect}")
 
+
+def compile_filter(f: object, dialect: Dialect = "amqp", *,
+                   limits: Limits | None = None) -> Filter:
+    """Compile one filter of any type filtex knows; ``FilterError`` otherwise
+    (``condition`` ``amqp:not-implemented`` for an unknown descriptor,
+    ``amqp:resource-limit-exceeded`` past ``limits``). ``f`` is a definition,
+    perhaps a remote client's: whatever object it is, only ``FilterError``
+    leaves; a ``dialect`` or ``limits`` of the wrong type is a ``TypeError``.
+    The forms accepted are ``described/lower.py``'s."""
+    check_arguments(dialect, limits)
+    if type(f) is Filter:
+        return f
+    from .described.lower import SqlText, lower_filter
+
+    def build(dialect: Dialect, limits: Limits) -> Filter:
+        lowered = lower_filter(f, dialect, limits)
+        if isinstance(lowered, SqlText):   # an SQL filter: compiled (and cached) as SQL
+            return compile_sql(lowered.text, lowered.dialect,
+                               limits=None if limits is DEFAULT_LIMITS else limits)
+        return _described(*lowered, dialect, limits, compile_filter)
+    return _guarded(build, dialect, limits, "compiling a described filter")
+
+
+def compile_filter_set(filters: object, dialect: Dialect = "amqp", *,
+                       limits: Limits | None = None) -> Filter:
+    """A source's filter set: a message passes when every member matches. As
+    for ``compile_filter``, ``filters`` may hold anything (``FilterError``)."""
+    from .described.lower import lower_filter_set
+    return _guarded(lambda dialect, limits: _described(
+        *lower_filter_set(filters, dialect, limits), dialect, limits, compile_filter_set),
+        dialect, limits, "compiling a filter set")
+
+
+def _described(tree: ast.Node, text: Any, kind: str, dialect: Dialect, limits: Limits,
+               entry: Callable[..., Filter]) -> Filter:
+    """A described filter's ``Filter``. Its own nodes follow the amqp
+    specification's rules whatever the dialect (which chose its SQL members'
+    dialect and its property-matching rules, both already in the tree): a
+    ``Scope`` of amqp at the root says so to every engine."""
+    argument = dict(text[1]) if entry is compile_filter_set else text
+    options = {} if limits is DEFAULT_LIMITS else {"limits": limits}
+    scoped = ast.Scope(body=tree, dialect=AMQP, typ="bool", offset=tree.offset)
+    return _build(scoped, text, dialect, kind, limits, (entry, (argument, dialect), options),
+                  kind)
+
+
+def _build(tree: ast.Scope, text: Any, dialect: Dialect, kind: str, limits: Limits,
+           recipe: tuple[Any, ...], origin: str) -> Filter:
+    """The one place a checked tree becomes a ``Filter``: the row engine
+    generates its function (for the dialect of the root ``Scope``) and
+    ``load`` compiles it. Groups' junctions evaluate every member in order, so
+    a failing member makes the group unknown whatever the others say."""
+    generator = RowGenerator(semantics=tree.dialect.semantics, limits=limits)
+    source = generator.generate(tree)
+    evaluate, matches = load(source, generator.namespace, origin)
+    return Filter(text, dialect, kind, source, evaluate, matches, tree, recipe)
+
+
+def _guarded(build: Callable[[Dialect, Limits], Filter], dialect: Dialect, limits: Limits | None,
+             what: str) -> Filter:
+    """Run ``build(dialect, limits)`` so that nothing but a FilterError leaves it
+    (the arguments' types are checked: ``check_arguments``)."""
+    check_arguments(dialect, limits)
+    try:
+        checked = check_limits(limits)
+        # exactly the known name (a str subclass controls nothing), or a FilterError
+        return build(get_dialect(str.__str__(dialect)).name, checked)
+    except FilterError:
+        raise
+    except RecursionError:
+        raise exceeded("max_value_depth", check_limits(limits),
+                       "filter is nested too deeply") from None
+    except Exception as exc:  # a bug, or an object that would not be read: generic, logged
+        raise internal_error(exc, what) from None
 
 
 def cache_clear() -> None:

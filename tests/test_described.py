@@ -297,16 +297,19 @@ def test_empty_filter_set_passes_everything_and_sets_pickle():
 def test_groups_and_sets_are_one_function_over_one_tree():
     """Described filters lower into the tree SQL filters check into: a group or a
     set is one generated function that calls no member's function, and its tree
-    keeps each SQL member's dialect in a Scope."""
+    keeps each SQL member's dialect in a Scope, under a root Scope of amqp (the
+    rules of the described filter types' own nodes)."""
     from filtex.tree import ast
     group = filtex.compile_filter(("amqp:any-filter", [
         ("amqp:sql-filter", "a = 1"), ("apache.org:selector-filter:string", "b > 2"),
         ("amqp:application-properties-filter", {"c": "&p:x"}),
         ("apache.org:legacy-amqp-topic-binding:string", "a.#")]))
     assert group.source.count("def ") == 1 and "_member" not in group.source
-    assert isinstance(group.tree, ast.Or)
+    assert isinstance(group.tree, ast.Scope) and isinstance(group.tree.body, ast.Or)
     scopes = [node for node in ast.walk(group.tree) if isinstance(node, ast.Scope)]
-    assert [scope.dialect.name for scope in scopes] == ["amqp", "jms"]
+    assert [scope.dialect.name for scope in scopes] == ["amqp", "amqp", "jms"]
+    jms_group = filtex.compile_filter(("amqp:all-filter", [("amqp:true-filter", None)]), "jms")
+    assert jms_group.dialect == "jms" and jms_group.tree.dialect.name == "amqp"
     assert "_jms_compare(" in group.source   # the selector keeps JMS's comparison
     message = Message(application_properties={"a": 2, "b": 3})
     assert group.evaluate(message) is True

@@ -349,10 +349,9 @@ def _compile(flt: object, dialect: Dialect, limits: Limits | None) -> Filter:
     cls = type(flt)
     if cls is Filter:
         return cast(Filter, flt)
-    from ..compiler import compile_sql
+    from ..compiler import compile_filter, compile_filter_set, compile_sql
     if issubclass(cls, str):
         return compile_sql(cast(str, flt), dialect, limits=limits)
-    from ..described.compile import compile_filter, compile_filter_set
     if issubclass(cls, (Data, Terminus)):   # a filter set as proton holds it
         return compile_filter_set(flt, dialect, limits=limits)
     if issubclass(cls, Mapping):   # a filter set, or a described filter as JSON
@@ -372,10 +371,13 @@ def _analyse(flt: Filter) -> tuple[list[Gate], bool, frozenset | None]:
     if flt.tree is None:
         return [], True, None
     try:
-        semantics = get_dialect(flt.dialect).semantics
-        gates = find_gates(flt.tree, semantics)
-        may_fail = _may_fail(flt.tree, semantics)
-        return gates, may_fail, requirements(flt.tree, semantics) if may_fail else None
+        # the dialect the tree says: its root Scope (amqp for a tree without one)
+        tree = flt.tree
+        semantics = (tree.dialect if isinstance(tree, ast.Scope) else get_dialect("amqp")
+                     ).semantics
+        gates = find_gates(tree, semantics)
+        may_fail = _may_fail(tree, semantics)
+        return gates, may_fail, requirements(tree, semantics) if may_fail else None
     except Exception:
         return [], True, None
 

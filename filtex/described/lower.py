@@ -1,5 +1,6 @@
-"""Described filters and filter sets: every filter type of the specifications,
-from whatever form a Python user holds it in, compiled to generated functions.
+"""Front end 2: described filters and filter sets, every filter type of the
+specifications, from whatever form a Python user holds it in, lowered into the
+checked tree (the front door, ``compiler.py``, makes it a ``Filter``).
 
 Forms accepted: a ``proton.Described``; a ``(descriptor, value)`` pair; the
 conformance format's JSON object (``{"described": NAME | "code": CODE,
@@ -15,21 +16,20 @@ member's reason; members are evaluated in order.
 from __future__ import annotations
 
 from itertools import islice
-from typing import Any, Callable, Mapping, cast
+from typing import Any, Mapping, NamedTuple, cast
 
 from proton import Array, Data, Described, symbol
 
 from . import descriptors
-from ..compiler import check_arguments, compile_sql
-from ..errors import FilterError, internal_error
+from ..errors import FilterError
 from ..filter import Filter
 from ..names import Dialect
-from ..limits import DEFAULT_LIMITS, Limits, check_limits, exceeded
+from ..limits import DEFAULT_LIMITS, Limits, exceeded
 from ..message import HEADER_DEFAULTS
 from ..runtime.property import check_entries
+from ..sql.front import sql_tree
 from ..tree import ast
-from ..row import RowGenerator, load
-from ..dialects import AMQP, get_dialect
+from ..dialects import get_dialect
 from ..runtime.topic import compile_topic
 from ..typed_json import value_from_json
 from .validation import check_value
@@ -83,38 +83,27 @@ def _canonical(ftype: descriptors.FilterType, value: Any) -> tuple:
     return (str(ftype.name), value)
 
 
-# --- compilation -----------------------------------------------------------------------
+# --- lowering ---------------------------------------------------------------------------
 
-def compile_filter(f: object, dialect: Dialect = "amqp", *,
-                   limits: Limits | None = None) -> Filter:
-    """Compile one filter of any type filtex knows; ``FilterError`` otherwise
-    (``condition`` ``amqp:not-implemented`` for an unknown descriptor,
-    ``amqp:resource-limit-exceeded`` past ``limits``). ``f`` is a definition,
-    perhaps a remote client's: whatever object it is, only ``FilterError``
-    leaves; a ``dialect`` or ``limits`` of the wrong type is a ``TypeError``."""
-    check_arguments(dialect, limits)
-    if type(f) is Filter:
-        return f
-    return _guarded(lambda dialect, limits: _compile(f, dialect, 0, _Budget(limits)), dialect,
-                    limits, "compiling a described filter")
+class SqlText(NamedTuple):
+    """A described filter that is an SQL filter: compiled as SQL text (its own
+    ``Filter``, cached) by the front door, not lowered here."""
+    text: str
+    dialect: Dialect
 
 
-def _guarded(build: Callable[[Dialect, Limits], Filter], dialect: Dialect, limits: Limits | None,
-             what: str) -> Filter:
-    """Run ``build(dialect, limits)`` so that nothing but a FilterError leaves it
-    (the arguments' types are checked: ``check_arguments``)."""
-    check_arguments(dialect, limits)
-    try:
-        checked = check_limits(limits)
-        # exactly the known name (a str subclass controls nothing), or a FilterError
-        return build(get_dialect(str.__str__(dialect)).name, checked)
-    except FilterError:
-        raise
-    except RecursionError:
-        raise exceeded("max_value_depth", check_limits(limits),
-                       "filter is nested too deeply") from None
-    except Exception as exc:  # a bug, or an object that would not be read: generic, logged
-        raise internal_error(exc, what) from None
+def lower_filter(f: object, dialect: Dialect, limits: Limits
+                 ) -> tuple[ast.Node, Any, str] | SqlText:
+    """(tree, text, kind) of one filter of any type filtex knows (``FilterError``
+    otherwise), groups included; ``text`` is a picklable, re-compilable form of
+    the definition. An SQL filter comes back as ``SqlText``."""
+    budget = _Budget(limits)
+    budget.take()
+    ftype, value = normalize(f, limits)
+    if ftype.kind in ("sql", "selector"):
+        return SqlText(_text(value, ftype), ftype.dialect or dialect)
+    tree, text = _lower_value(ftype, value, dialect, 0, budget)
+    return tree, text, ftype.name
 
 
 class _Budget:
@@ -132,59 +121,23 @@ class _Budget:
                            "group tree or filter set")
 
 
-def _options(limits: Limits) -> dict:
-    """The keyword arguments a filter was compiled with (none for the defaults)."""
-    return {} if limits is DEFAULT_LIMITS else {"limits": limits}
-
-
-def _read(f: Any, dialect: Dialect, depth: int,
-          budget: _Budget) -> Filter | tuple[descriptors.FilterType, Any]:
-    """One filter of a tree, counted against the limits: a ``Filter`` for one
-    already compiled or an SQL filter (compiled as SQL), else (type, value)."""
+def _lower(f: Any, dialect: Dialect, depth: int, budget: _Budget) -> tuple[ast.Node, Any]:
+    """(node, text) of one member of a group or set, counted against the limits:
+    a compiled member's own tree, an SQL member's checked tree (a Scope of its
+    dialect), or the member lowered here."""
     limits = budget.limits
     budget.take()
     if type(f) is Filter:
-        return f
+        member = f
+        return cast(ast.Node, member.tree), _member_text(member)
     if depth > limits.max_group_depth:
         raise exceeded("max_group_depth", limits,
                        f"group filters nested more than {limits.max_group_depth} deep")
     ftype, value = normalize(f, limits)
     if ftype.kind in ("sql", "selector"):
-        return compile_sql(_text(value, ftype), ftype.dialect or dialect, **_options(limits))
-    return ftype, value
-
-
-def _compile(f: Any, dialect: Dialect, depth: int, budget: _Budget) -> Filter:
-    """One filter: an SQL filter compiles as SQL; any other is lowered into the
-    checked tree and generated as one function, groups included."""
-    read = _read(f, dialect, depth, budget)
-    if isinstance(read, Filter):   # _read's filters are exactly Filter
-        return read
-    ftype, value = read
-    tree, text = _lower_value(ftype, value, dialect, depth, budget)
-    return _function(tree, text, dialect, ftype.name, budget.limits,
-                     (compile_filter, (text, dialect), _options(budget.limits)))
-
-
-def _function(tree: ast.Node, text: Any, dialect: Dialect, kind: str, limits: Limits,
-              recipe: tuple) -> Filter:
-    """The one generated function of a lowered tree. Its junctions are the
-    groups': every member is evaluated, in order, so a failing member makes the
-    group unknown whatever the others say (each SQL member keeps its dialect in
-    its ``Scope``)."""
-    generator = RowGenerator(semantics=AMQP.semantics, limits=limits)
-    source = generator.generate(tree)
-    evaluate, matches = load(source, generator.namespace, kind)
-    return Filter(text, dialect, kind, source, evaluate, matches, tree, recipe)
-
-
-def _lower(f: Any, dialect: Dialect, depth: int, budget: _Budget) -> tuple[ast.Node, Any]:
-    """(node, text) of one member of a group or set: a compiled member's own tree
-    (an SQL filter's is a Scope of its dialect), or the member lowered here."""
-    read = _read(f, dialect, depth, budget)
-    if isinstance(read, Filter):   # _read's filters are exactly Filter
-        return cast(ast.Node, read.tree), _member_text(read)
-    ftype, value = read
+        rules = get_dialect(ftype.dialect or dialect)
+        text = _text(value, ftype)
+        return sql_tree(text, rules, limits), (rules.sql_descriptor, text)
     return _lower_value(ftype, value, dialect, depth, budget)
 
 
@@ -290,15 +243,10 @@ def _members(value: Any, ftype: descriptors.FilterType, limits: Limits) -> list:
     return list(value)
 
 
-def compile_filter_set(filters: object, dialect: Dialect = "amqp", *,
-                       limits: Limits | None = None) -> Filter:
-    """A source's filter set: a message passes when every member matches. As
-    for ``compile_filter``, ``filters`` may hold anything (``FilterError``)."""
-    return _guarded(lambda dialect, limits: _compile_set(filters, dialect, limits), dialect,
-                    limits, "compiling a filter set")
-
-
-def _compile_set(filters: Any, dialect: Dialect, limits: Limits) -> Filter:
+def lower_filter_set(filters: Any, dialect: Dialect, limits: Limits
+                     ) -> tuple[ast.Node, Any, str]:
+    """(tree, text, "filter-set") of a source's filter set: a message passes
+    when every member matches. ``filters`` may hold anything (``FilterError``)."""
     if type(filters) is Data:
         filters = _data_object(filters)
     elif type(getattr(filters, "filter", None)) is Data:
@@ -326,8 +274,7 @@ def _compile_set(filters: Any, dialect: Dialect, limits: Limits) -> Filter:
     tree = (ast.Literal(value=True, typ="bool") if not nodes else nodes[0] if len(nodes) == 1
             else ast.And(items=nodes, typ="bool"))
     text = ("filter-set", {str.__str__(k): member for k, (_, member) in zip(filters, lowered)})
-    return _function(tree, text, dialect, "filter-set", limits,
-                     (compile_filter_set, (dict(text[1]), dialect), _options(limits)))
+    return tree, text, "filter-set"
 
 
 def _data_object(data: Data) -> Any:
@@ -337,4 +284,4 @@ def _data_object(data: Data) -> Any:
     return data.get_object()
 
 
-__all__ = ["compile_filter", "compile_filter_set", "normalize"]
+__all__ = ["SqlText", "lower_filter", "lower_filter_set", "normalize"]
