@@ -145,7 +145,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
             root = root.body
         self._root = root   # an AND/OR: its loop reads each field where first needed
         result = self.condition(tree)
-        if isinstance(tree, _ROOT_PREDICATES):
+        if isinstance(root, _ROOT_PREDICATES):
             self.booleans.add(result)
         return self.function(result)
 

@@ -1,0 +1,30 @@
+"""Which Python the Spark workers that run filtex's functions start.
+
+PySpark starts its Python workers with ``PYSPARK_PYTHON``, else ``python3``
+from PATH, fixed when the SparkContext is made. A virtual environment's
+python run without activating the environment (``.venv/bin/python job.py``)
+is not that ``python3``: the workers then lack filtex and fail with "No module
+named 'proton'". On a local master the workers run on this machine, so
+filtex has them run this very Python, unless ``PYSPARK_PYTHON`` or
+``spark.pyspark.python`` says otherwise. On a cluster the workers' Python is
+the cluster's to choose (it needs filtex installed): nothing is changed.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+
+def use_this_python(session: Any) -> None:
+    """Before making a Python UDF or ``mapInArrow`` function on ``session``'s
+    context: local workers run ``sys.executable`` unless told otherwise."""
+    try:
+        context = session.sparkContext
+        master = context.master
+        chosen = context.getConf().get("spark.pyspark.python", None)
+    except Exception:   # Spark Connect: no context on this side
+        return
+    if os.environ.get("PYSPARK_PYTHON") or chosen or not str(master).startswith("local"):
+        return
+    context.pythonExec = sys.executable
