@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown filters {unknown}")
     pa.set_cpu_count(1)
-    from filtex.arrow.decode import decode_column
+    from filtex.table.decode import decode_column
     import numba
 
     start = time.perf_counter()

@@ -3,7 +3,7 @@ message table, side by side in one run (best of interleaved rounds):
 
 - filtex: ``filtex.arrow.evaluate(flt, table)``, the columnar engine (until it
   exists: the per-message engine over the whole table, once);
-- per-message: ``filtex.arrow.rows.evaluate_rows`` (the row views and
+- per-message: ``filtex.table.rows.evaluate_rows`` (the row views and
   ``flt.evaluate``) on the first ``--sample`` rows, extrapolated;
 - Polars, DuckDB and pyarrow.compute computing the same exact three-valued
   result (``benchmarks/columnar_reference/``).

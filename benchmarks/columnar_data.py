@@ -35,8 +35,8 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from filtex.arrow.build import encode_exact  # noqa: E402
-from filtex.arrow.schema import (BOOLEAN, DOUBLE, HEADER_TYPES, LIST, LONG, NULL,  # noqa: E402
+from filtex.table.build import encode_exact  # noqa: E402
+from filtex.table.schema import (BOOLEAN, DOUBLE, HEADER_TYPES, LIST, LONG, NULL,  # noqa: E402
                                  PROPERTIES_TYPES, REST_TYPE, SECTION_COLUMNS, STRING,
                                  STRINGS, SYMBOL, TIMESTAMP_MS, UINT, VALUE_FIELDS,
                                  message_schema, rest_column, value_type)

@@ -240,7 +240,7 @@ def row_udf(flt: Any, df: Any) -> Any:
     from pyspark.sql.types import BooleanType
     from filtex.amqp.codec import decode_value
     from filtex.arrow.engine import prepared
-    from filtex.arrow.schema import CHILD_OF_TAG, HEADER_TYPES, PROPERTIES_TYPES
+    from filtex.table.schema import CHILD_OF_TAG, HEADER_TYPES, PROPERTIES_TYPES
 
     reads = prepared(flt).columns
     present = {f.name: f.dataType for f in df.schema.fields}

@@ -1,8 +1,7 @@
 """A compiled filter: generated functions plus what they were made from."""
 from __future__ import annotations
 
-from typing import (TYPE_CHECKING, Any, Callable, Literal, Mapping, NamedTuple, Protocol,
-                    TypedDict)
+from typing import (TYPE_CHECKING, Any, Callable, NamedTuple, Protocol)
 
 from .errors import EvaluationFailure, NotAMessage, describe_exception
 from .names import Dialect
@@ -12,17 +11,10 @@ if TYPE_CHECKING:
 
     import pyarrow as pa
 
+    from .arrow.engine import BatchOptions
     from .forms import MessageForm
     from .row.explain import Explainer, Explanation
     from .tree.ast import Node
-
-class BatchOptions(TypedDict, total=False):
-    """The keyword options of ``evaluate_batch`` and ``filter_table``: how a flat
-    table's columns map to fields (``filtex.arrow``), and threads per batch."""
-    mapping: Mapping[str, str | tuple[str, str]] | None
-    nulls: Literal["absent", "null"]
-    threads: int
-
 
 class Evaluate(Protocol):
     """``Filter.evaluate``: a generated function."""

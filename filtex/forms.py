@@ -16,7 +16,7 @@ import sys
 from typing import TYPE_CHECKING, Any, TypeVar, Union, overload
 
 from .errors import NotAMessage
-from .message import Message
+from .message import EMPTY, Message
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -24,10 +24,9 @@ if TYPE_CHECKING:
     import proton
 
     from .amqp.encoded import EncodedMessage
-    from .arrow.rows import RowMessage
     from .proton_message import ProtonMessage
 
-    _View = TypeVar("_View", Message, EncodedMessage, ProtonMessage, RowMessage)
+    _View = TypeVar("_View", Message, EncodedMessage, ProtonMessage, "RowMessage")
 
 MessageForm: TypeAlias = Union[
     Message, bytes, bytearray, memoryview, "proton.Message", "EncodedMessage", "ProtonMessage",
@@ -35,6 +34,37 @@ MessageForm: TypeAlias = Union[
 """What a filter evaluates: a ``Message``, AMQP-encoded bytes, a ``proton.Message``,
 or a view of one (``filtex.view``, ``filtex.read_messages``, ``filtex.arrow.messages``).
 Defined here, where the views are chosen, so that ``message.py`` knows none of them."""
+
+class RowMessage:
+    """One row of a message table, read as filters read a message (made by
+    ``filtex.arrow.messages``; defined here, with the other views' choice, so
+    that the table package and this module do not import each other)."""
+
+    __slots__ = ("_filtex_header", "_filtex_delivery_annotations",
+                 "_filtex_message_annotations", "_filtex_properties",
+                 "_filtex_application_properties", "_filtex_footer", "_filtex_connection",
+                 "_filtex_amqp_value", "_filtex_amqp_sequence")
+
+    def __init__(self, sections: dict[str, dict[Any, Any]], value: Any, sequence: Any,
+                 connection: str | None) -> None:
+        self._filtex_header = sections["header"] or EMPTY
+        self._filtex_delivery_annotations = sections["delivery_annotations"] or EMPTY
+        self._filtex_message_annotations = sections["message_annotations"] or EMPTY
+        self._filtex_properties = sections["properties"] or EMPTY
+        self._filtex_application_properties = sections["application_properties"] or EMPTY
+        self._filtex_footer = sections["footer"] or EMPTY
+        self._filtex_connection = connection
+        self._filtex_amqp_value = value
+        self._filtex_amqp_sequence = sequence
+
+    @property
+    def connection(self) -> str | None:
+        return self._filtex_connection
+
+    def __repr__(self) -> str:
+        return f"RowMessage(application_properties={self._filtex_application_properties!r})"
+
+
 
 ACCEPTED = ("a filtex.Message, AMQP-encoded bytes (bytes, bytearray or memoryview) "
             "or a proton.Message")

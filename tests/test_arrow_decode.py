@@ -1,4 +1,4 @@
-"""filtex.arrow.decode: raw AMQP messages to a message table, exactly or not at all.
+"""filtex.table.decode: raw AMQP messages to a message table, exactly or not at all.
 
 The decoder's promise is checked against the Python builder (``message_table``
 of the same bytes): every row the kernel decodes equals the builder's row,
@@ -29,8 +29,8 @@ from proton import symbol, ubyte, uint  # noqa: E402
 import filtex  # noqa: E402
 import filtex.arrow as fa  # noqa: E402
 from filtex.amqp import encode_message  # noqa: E402
-from filtex.arrow.decode import Decoded, decode_column  # noqa: E402
-from filtex.arrow.schema import KEYED, SCHEMA_VERSION, rest_column  # noqa: E402
+from filtex.table.decode import Decoded, decode_column  # noqa: E402
+from filtex.table.schema import KEYED, SCHEMA_VERSION, rest_column  # noqa: E402
 from filtex.files import read_records  # noqa: E402
 from filtex.message import SECTIONS, Body  # noqa: E402
 
@@ -685,7 +685,7 @@ def test_only_the_fields_asked_for_are_stored():
     """``fields`` limits the header and properties fields stored (the rest read
     as absent), and a filter over encoded messages asks for its own."""
     import filtex
-    from filtex.arrow.decode import decode_column
+    from filtex.table.decode import decode_column
     from filtex.amqp.encode import encode_message
     message = filtex.Message(header={"priority": ubyte(7)},
                              properties={"subject": "s", "message-id": "m-1"})

@@ -35,7 +35,7 @@ CHILD = r"""
 import json, sys
 import pyarrow as pa
 import filtex, filtex.arrow as fa
-from filtex.arrow.decode import decode_column
+from filtex.table.decode import decode_column
 
 cases = json.load(sys.stdin)
 cells = [bytes.fromhex(c) for c in cases["cells"]]

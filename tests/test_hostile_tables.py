@@ -786,7 +786,7 @@ def columns_of_the_wrong_type(rng, table, messages):
 @variant
 def residuals_that_lie(rng, table, messages):
     import pyarrow as pa
-    from filtex.arrow.build import encode_exact
+    from filtex.table.build import encode_exact
     rest = _column(table, "application_properties_rest")
     entries = rest.to_pylist()
     holding = [i for i, e in enumerate(entries) if e]
@@ -981,7 +981,7 @@ def _bad_rows(malformed: dict, fields: set, n: int) -> set:
 def _reference(flt: Any, table: Any, rc: Any) -> list:
     """The per-message engine over the row views of what the filter reads."""
     from filtex.arrow.engine import _narrow, prepared
-    from filtex.arrow.rows import Malformed, read_rows
+    from filtex.table.rows import Malformed, read_rows
     out: list = []
     for batch in table.to_batches():
         narrowed, broken = _narrow(batch, prepared(flt).columns)
@@ -996,14 +996,14 @@ def _reference(flt: Any, table: Any, rc: Any) -> list:
 def check(case: Case, filters: list) -> tuple[list, int, int]:
     """(problems, verdicts checked, malformed verdicts checked)."""
     import filtex.arrow as fa
-    from filtex.arrow.rows import Malformed, read_rows
+    from filtex.table.rows import Malformed, read_rows
     problems: list[str] = []
     checked = malformed_checked = 0
     table, options = case.table, {}
     if isinstance(table, tuple):   # a flat table and its mapping
         _, table, mapping = table
         options = {"mapping": mapping}
-        from filtex.arrow.flat import message_table_of
+        from filtex.table.flat import message_table_of
         laid_out = message_table_of(table, mapping)
     else:
         laid_out = table

@@ -5,7 +5,7 @@ numba's own cache maps signatures to numbered files through one index per
 function; two processes compiling different signatures at once could both
 take number 1, after which int64 code read float64 values (numba checks only
 the item size) and the Arrow UDF gave wrong verdicts in every later run.
-``filtex.arrow.jit`` names each file by a digest of its key instead. The first
+``filtex.codegen.jit`` names each file by a digest of its key instead. The first
 test replays every outcome of such a race deterministically: each process
 compiles into its own directory, the directories are merged with either
 process winning every file both wrote, and the merged cache must give every
@@ -31,7 +31,7 @@ pytest.importorskip("pyarrow")
 REPO = Path(__file__).resolve().parents[1]
 
 PROBE = textwrap.dedent('''
-    from filtex.arrow.jit import njit
+    from filtex.codegen.jit import njit
 
     @njit(cache=True)
     def first(values):

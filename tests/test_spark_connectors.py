@@ -1,4 +1,4 @@
-"""filtex.spark.connectors: Kafka and Event Hubs DataFrames as message tables.
+"""filtex.spark_io.connectors: Kafka and Event Hubs DataFrames as message tables.
 
 Records are generated from typed values, written the way producers and the
 connectors write them (UTF-8, JSON, AMQP, big-endian integers; the Event Hubs
@@ -28,10 +28,10 @@ from proton import (byte, char, decimal128, float32, int32, short, symbol,  # no
 import filtex  # noqa: E402
 import filtex.arrow as fa  # noqa: E402
 import filtex.spark as fs  # noqa: E402
-from filtex.arrow.build import encode_exact  # noqa: E402
+from filtex.table.build import encode_exact  # noqa: E402
 from filtex.arrow.plan import fields_read  # noqa: E402
-from filtex.arrow.schema import SCALAR_TAGS  # noqa: E402
-from filtex.spark.connectors import UNREADABLE, from_event_hubs, from_kafka  # noqa: E402
+from filtex.table.schema import SCALAR_TAGS  # noqa: E402
+from filtex.spark_io.connectors import UNREADABLE, from_event_hubs, from_kafka  # noqa: E402
 
 pytestmark = pytest.mark.spark
 

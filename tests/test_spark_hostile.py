@@ -20,7 +20,7 @@ pa = pytest.importorskip("pyarrow")
 import filtex  # noqa: E402
 import filtex.arrow as fa  # noqa: E402
 import filtex.spark as fs  # noqa: E402
-from filtex.arrow.schema import DECIMAL32, DECIMAL64, DECIMAL128, UUID  # noqa: E402
+from filtex.table.schema import DECIMAL32, DECIMAL64, DECIMAL128, UUID  # noqa: E402
 
 pytestmark = pytest.mark.spark
 

@@ -2,7 +2,7 @@
 
 PySpark's workers run ``PYSPARK_PYTHON``, else ``python3`` from PATH: another
 Python, without filtex, when the environment is not activated. filtex makes
-local workers run the driver's own Python (``filtex.spark.workers``), so the
+local workers run the driver's own Python (``filtex.spark_io.workers``), so the
 job works as the user expects; an explicit ``PYSPARK_PYTHON`` is respected.
 """
 from __future__ import annotations
@@ -63,7 +63,7 @@ def test_local_workers_run_the_drivers_python(spark, tmp_path):
 
 
 def test_an_explicit_pyspark_python_is_kept(spark):
-    from filtex.spark.workers import use_this_python
+    from filtex.spark_io.workers import use_this_python
     context = spark.sparkContext
     before = context.pythonExec
     try:

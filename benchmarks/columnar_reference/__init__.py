@@ -7,7 +7,7 @@ equal work.
     python -m benchmarks.columnar_reference --show-sql rabbitmq-complex
 
 Exact means what filtex's per-message engine over the row views answers
-(``filtex.arrow.rows.evaluate_rows``), row by row: true, false or null (unknown).
+(``filtex.table.rows.evaluate_rows``), row by row: true, false or null (unknown).
 
 - Every value is read through its type tag ``t``, never a child's validity:
   tag 0 (absent) and 1 (null) are NULL, and only the child the tag names holds

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from filtex.arrow.schema import ABSENT  # noqa: E402
+from filtex.table.schema import ABSENT  # noqa: E402
 from .semantics import (LONG_MIN, NotExact, ULONG_MAX, like_shape)
 
 

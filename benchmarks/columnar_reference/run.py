@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from filtex.arrow.schema import rest_column  # noqa: E402
+from filtex.table.schema import rest_column  # noqa: E402
 from .engines import (arrow_columns, ArrowEngine, DuckDBEngine, PolarsEngine)
 from .semantics import (ENGINES, FILTERS, NotExact, ORDER, RECIPES, ROW, SECTIONS, Semantics)
 
@@ -25,7 +25,7 @@ from .semantics import (ENGINES, FILTERS, NotExact, ORDER, RECIPES, ROW, SECTION
 
 def per_message(flt: Any, data: pa.Table) -> pa.BooleanArray:
     """The ground truth: filtex's per-message engine over the row views
-    (``filtex.arrow.rows.evaluate_rows``; ``evaluate_batch`` before the
+    (``filtex.table.rows.evaluate_rows``; ``evaluate_batch`` before the
     columnar engine took that name)."""
     from filtex.arrow import rows
     evaluate = getattr(rows, "evaluate_rows", None) or rows.evaluate_batch

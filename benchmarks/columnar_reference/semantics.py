@@ -10,7 +10,7 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from filtex.arrow.schema import (ABSENT, BOOLEAN, BYTE, CHAR, DECIMAL32, DECIMAL64,  # noqa: E402
+from filtex.table.schema import (ABSENT, BOOLEAN, BYTE, CHAR, DECIMAL32, DECIMAL64,  # noqa: E402
                                  DECIMAL128, DOUBLE, FLOAT, INT, LONG, NULL, SHORT, STRING,
                                  SYMBOL, TAG_NAMES, TIMESTAMP, UBYTE, UINT, ULONG, USHORT)
 from filtex.message import HEADER_DEFAULTS  # noqa: E402

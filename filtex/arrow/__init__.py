@@ -16,14 +16,14 @@ never imports it.
 """
 from __future__ import annotations
 
-from .build import message_table
-from .read import read, read_batches
+from ..table.build import message_table
+from ..table.read import read, read_batches
 from .binary import evaluate_encoded, from_amqp
 from .engine import BatchResult, evaluate, evaluate_batch, filter_table
-from .flat import message_table_of
+from ..table.flat import message_table_of
 from .kernel import cache_directory, set_cache_directory
-from .rows import RowMessage, batch_rows, evaluate_rows, messages
-from .schema import METADATA_KEY, SCHEMA_VERSION, TAG_NAMES, message_schema
+from ..table.rows import RowMessage, batch_rows, evaluate_rows, messages
+from ..table.schema import METADATA_KEY, SCHEMA_VERSION, TAG_NAMES, message_schema
 
 __all__ = ["BatchResult", "METADATA_KEY", "RowMessage", "SCHEMA_VERSION", "TAG_NAMES",
            "batch_rows", "cache_directory", "evaluate", "evaluate_batch", "evaluate_encoded",

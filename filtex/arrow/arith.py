@@ -36,7 +36,7 @@ from ..row.generator import _MIRROR as MIRROR
 from ..tree import ast
 from . import intervals
 from .atoms import FALSE, TRUE, UNKNOWN, run
-from .schema import KEY_CLASS
+from ..table.schema import KEY_CLASS
 
 BOUND = 2**31 - 1
 DOUBLE = 12
@@ -328,7 +328,7 @@ def source(form: ArithForm) -> str:
     body = "\n".join(line for line in lines if line)
     return f'''"""filtex arithmetic pass for {form.shape()!r}."""
 import numpy as np
-from filtex.arrow.jit import njit
+from filtex.codegen.jit import njit
 
 
 @njit(inline="always")

@@ -42,7 +42,7 @@ from ..runtime.values import INT_CLASSES
 from ..row.generator import _MIRROR as MIRROR
 from ..tree import ast
 from . import intervals
-from .schema import (ABSENT, ARRAY, BINARY, BOOLEAN, BYTE, CHAR, DECIMAL32, DECIMAL64,
+from ..table.schema import (ABSENT, ARRAY, BINARY, BOOLEAN, BYTE, CHAR, DECIMAL32, DECIMAL64,
                      DECIMAL128, DESCRIBED, DOUBLE, FLOAT, INT, KEY_CLASS, LIST, LONG, MAP, NULL, SHORT, STRING,
                      SYMBOL, TIMESTAMP, UBYTE, UINT, ULONG, USHORT, UUID)
 

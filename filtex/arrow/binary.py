@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from .engine import BatchResult, evaluate, prepared
 from .plan import fields_read
-from .schema import KEYED
+from ..table.schema import KEYED
 
 
 def keys_read(flt: Any) -> tuple[dict[str, list[str]], list[tuple], bool]:
@@ -44,7 +44,7 @@ def _cells(column: Any) -> pa.Array:
 
 def evaluate_encoded(flt: Any, column: Any, receiving_connection: Any = None) -> BatchResult:
     """The filter's verdict for every AMQP-encoded message of a binary column."""
-    from .decode import decode_column
+    from ..table.decode import decode_column
     cells = _cells(column)
     if flt.tree is None or prepared(flt).plan.shape is None:   # no kernel: every row by bytes
         verdicts = [None if cell is None else flt.evaluate(cell, receiving_connection)
@@ -72,8 +72,8 @@ def from_amqp(column: Any, keys: dict[str, list[str]] | None = None) -> pa.Table
     ``keys`` given per keyed section), bodies included. Rows the numba decoder
     leaves to Python are built by ``message_table``; a message that cannot be
     read at all is a ValueError naming its row."""
-    from .build import message_table
-    from .decode import decode_column
+    from ..table.build import message_table
+    from ..table.decode import decode_column
     cells = _cells(column)
     decoded = decode_column(cells, keys, body=True)
     rows = np.flatnonzero(decoded.undecoded)

@@ -30,8 +30,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import guard
-from .schema import (ABSENT, BINARY, BOOLEAN, HEADER_TYPES, KEYED, PROPERTIES_TYPES,
+from ..table import guard
+from ..table.schema import (ABSENT, BINARY, BOOLEAN, HEADER_TYPES, KEYED, PROPERTIES_TYPES,
                      SCALAR_TAGS, STRING, TIMESTAMP, rest_column)
 
 _CHILD_TAGS = {"b": {2}, "i": {3, 4, 5, 7, 8, 9, 10, 17}, "u": {6}, "f": {11, 12},

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any, Literal, Mapping, NamedTuple, Unpack
+from typing import Any, Literal, Mapping, NamedTuple, TypedDict, Unpack
 
 import numpy as np
 import pyarrow as pa
@@ -30,15 +30,22 @@ from ..limits import DEFAULT_LIMITS
 from . import arith, intervals
 from . import atoms as atom_rules
 from . import kernel as kernels
-from . import guard
+from ..table import guard
 from .columns import back_rows, field_arrays, possible_tags
 from .plan import Plan, plan
-from .rows import Malformed, read_rows
-from .schema import KEYED, METADATA_KEY, check_version, rest_column
+from ..table.rows import Malformed, read_rows
+from ..table.schema import KEYED, METADATA_KEY, check_version, rest_column
 from .strings import string_table
+from ..tree.compiled import CompiledFilter
 
-if TYPE_CHECKING:
-    from ..filter import BatchOptions, Filter
+
+
+class BatchOptions(TypedDict, total=False):
+    """The keyword options of ``evaluate_batch`` and ``filter_table``: how a flat
+    table's columns map to fields (``filtex.arrow``), and threads per batch."""
+    mapping: Mapping[str, str | tuple[str, str]] | None
+    nulls: Literal["absent", "null"]
+    threads: int
 
 
 class BatchResult(NamedTuple):
@@ -129,14 +136,15 @@ def _batches(data: pa.Table | pa.RecordBatch, mapping: Any, nulls: str) -> list[
                         f"not {type(data).__name__}")
     meta = data.schema.metadata or {}
     if mapping is not None or METADATA_KEY not in meta:
-        from .flat import message_batch_of
+        from ..table.flat import message_batch_of
         batches = data.to_batches() if isinstance(data, pa.Table) else [data]
         return [message_batch_of(b, mapping, nulls=nulls) for b in batches]
     check_version(data.schema)
     return data.to_batches() if isinstance(data, pa.Table) else [data]
 
 
-def evaluate(flt: Filter, data: pa.Table | pa.RecordBatch, receiving_connection: object = None,
+def evaluate(flt: CompiledFilter, data: pa.Table | pa.RecordBatch,
+             receiving_connection: object = None,
              *, mapping: Mapping[str, str | tuple[str, str]] | None = None,
              nulls: Literal["absent", "null"] = "absent", threads: int = 1) -> BatchResult:
     """The filter's verdict for every row of a message table, or of a flat table
@@ -453,14 +461,14 @@ def _row_by_row(flt: Any, batch: pa.RecordBatch, rows: np.ndarray, rc: Any) -> l
     return out
 
 
-def evaluate_batch(flt: Filter, data: pa.Table | pa.RecordBatch,
+def evaluate_batch(flt: CompiledFilter, data: pa.Table | pa.RecordBatch,
                    receiving_connection: object = None,
                    **options: Unpack[BatchOptions]) -> pa.BooleanArray:
     """True, false or null (unknown) per row."""
     return evaluate(flt, data, receiving_connection, **options).verdicts
 
 
-def filter_table(flt: Filter, table: pa.Table | pa.RecordBatch,
+def filter_table(flt: CompiledFilter, table: pa.Table | pa.RecordBatch,
                  receiving_connection: object = None,
                  **options: Unpack[BatchOptions]) -> pa.Table:
     """The rows the filter matches (true; false and unknown are dropped), as they

@@ -41,7 +41,7 @@ from typing import Any, Callable
 from .._version import __version__
 from ..cache import BoundedCache
 from . import arith, atomcode
-from .jit import cache_directory, compiled_code_directory, set_cache_directory
+from ..codegen.jit import cache_directory, compiled_code_directory, set_cache_directory
 
 __all__ = ["atom_pass", "arith_pass", "cache_directory", "compiled", "set_cache_directory"]
 
@@ -105,7 +105,7 @@ def pass_source() -> str:
     return f'''"""filtex atom pass (filtex {__version__}): one atom's outcome per row."""
 import math
 import numpy as np
-from filtex.arrow.jit import njit
+from filtex.codegen.jit import njit
 
 
 @njit(cache=True, nogil=True)
@@ -133,7 +133,7 @@ def source(shape: tuple) -> str:
     return f'''"""filtex kernel, generated for the shape {shape!r} (filtex {__version__})."""
 import math
 import numpy as np
-from filtex.arrow.jit import njit
+from filtex.codegen.jit import njit
 
 
 @njit(cache=True, nogil=True)

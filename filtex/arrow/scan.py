@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .decode.primitives import _utf8_ok
-from .jit import njit
+from ..table.decode.primitives import _utf8_ok
+from ..codegen.jit import njit
 
 
 @njit(cache=True, nogil=True)

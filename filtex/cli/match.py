@@ -537,7 +537,7 @@ def _table_verdicts(flt: Any, batch: Any, failed: dict[int, str]) -> Any:
 def _table_reasons(flt: Any, batch: Any, rows: list[int], failed: dict[int, str]) -> list[str]:
     """Why each of ``rows`` is unknown, from its row view; a row no view can
     be made of says what is wrong with it."""
-    from ..arrow.rows import batch_rows
+    from ..table.rows import batch_rows
     try:
         views = batch_rows(batch.take(rows))
         return [flt.outcome(view).reason or "unknown" for view in views]

@@ -3,7 +3,7 @@ message tables, or flat tables whose columns are fields (``--mapping``, as
 ``filtex spark`` takes it), read a record batch at a time.
 
 A flat batch is laid out as a message table batch for the filters
-(``filtex.arrow.flat``, no values copied but strings); the rows written are
+(``filtex.table.flat``, no values copied but strings); the rows written are
 the input's own, so the output has the input's columns. How far the reading
 has got (rows of a Parquet file's metadata, batches of an IPC file) feeds the
 progress line.
@@ -81,7 +81,7 @@ class TableInput:
         self.total: int | None = None   # rows (Parquet) or batches (IPC file)
         self.done = 0
         self.schema = self._schema()
-        from ..arrow.schema import METADATA_KEY
+        from ..table.schema import METADATA_KEY
         self.flat = METADATA_KEY not in (self.schema.metadata or {})
         if not self.flat and (mapping is not None or nulls is not None):
             option = "--mapping" if mapping is not None else "--nulls"
@@ -111,7 +111,7 @@ class TableInput:
                 self._advance(batch.num_rows)
                 yield batch, batch
             return
-        from ..arrow.flat import message_batch_of
+        from ..table.flat import message_batch_of
         for batch in self._flat_batches():
             self._advance(batch.num_rows)
             yield message_batch_of(batch, self.mapping, nulls=self.nulls or "absent"), batch

@@ -199,7 +199,7 @@ def _find_in_table(path: str, fmt: str, args: argparse.Namespace, mapping: Any, 
     require(("pyarrow",) if args.first is None else ("pyarrow", "numba"), "arrow",
             "reading Parquet and Arrow IPC files")
     from ..arrow import evaluate
-    from ..arrow.rows import batch_rows
+    from ..table.rows import batch_rows
     try:
         table = TableInput(path, fmt, mapping, args.nulls)
         before = 0

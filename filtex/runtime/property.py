@@ -18,7 +18,7 @@ from proton import Array, Described, symbol, ulong
 
 from ..errors import FilterError
 from ..message import HEADER_FIELDS, PROPERTIES_FIELDS
-from ..runtime.values import (BINARY, BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, UUID,
+from .values import (BINARY, BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, UUID,
                               decimal_value, double_value, exact, kind_of)
 
 

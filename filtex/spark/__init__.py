@@ -38,9 +38,10 @@ from typing import Any, Mapping, NamedTuple
 
 import filtex
 
-from .binary import from_amqp
-from .layout import from_spark, spark_type, to_spark
-from .workers import use_this_python
+from ..spark_io.binary import from_amqp
+from ..spark_io.connectors import from_event_hubs, from_kafka
+from ..spark_io.layout import from_spark, spark_type, to_spark
+from ..spark_io.workers import use_this_python
 
 METHODS = ("auto", "native", "udf")
 
@@ -187,5 +188,5 @@ def explain(flt: Any, df: Any, *, dialect: str = "amqp", mapping: Mapping | None
     return "\n".join(lines)
 
 
-__all__ = ["column", "explain", "from_amqp", "from_spark", "matches", "spark_type", "to_spark",
-           "where"]
+__all__ = ["column", "explain", "from_amqp", "from_event_hubs", "from_kafka", "from_spark",
+           "matches", "spark_type", "to_spark", "where"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..arrow import atoms as A
-from ..arrow.schema import DECIMAL32, DECIMAL64, DECIMAL128, UUID
+from ..table.schema import DECIMAL32, DECIMAL64, DECIMAL128, UUID
 from . import sql as S
 from .fields import SparkField
 

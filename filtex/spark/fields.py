@@ -9,7 +9,7 @@ field's section, a present body), which the Arrow UDF then evaluates.
 
 Two kinds of DataFrame are read: a message table in Spark's types
 (``layout.to_spark``, or Parquet written from one) and a flat DataFrame whose
-columns are fields (``mapping`` as in ``filtex.arrow.flat``). Field names are
+columns are fields (``mapping`` as in ``filtex.table.flat``). Field names are
 taken from the schema by exact, case-sensitive match; Spark's resolution of a
 struct member is case-insensitive unless ``spark.sql.caseSensitive`` is set,
 so when a struct read by a filter holds two names that differ only in case,
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from .sql import ident, tag_in
-from ..arrow.schema import (CHILD_OF_TAG, ABSENT, BINARY, BOOLEAN, BYTE, DOUBLE, FLOAT, HEADER_TYPES, INT,
+from ..table.schema import (CHILD_OF_TAG, ABSENT, BINARY, BOOLEAN, BYTE, DOUBLE, FLOAT, HEADER_TYPES, INT,
                             KEYED, LONG, NULL, PROPERTIES_TYPES, SCALAR_TAGS, SHORT, STRING,
                             TIMESTAMP, VALUE_FIELDS, rest_column)
 

@@ -159,12 +159,12 @@ def _single_precision(compiled: Any, rc: Any) -> bool:
 
 
 def A_TAG_NAME(tag: int) -> str:   # noqa: N802 - reads as a table lookup
-    from ..arrow.schema import TAG_NAMES
+    from ..table.schema import TAG_NAMES
     return TAG_NAMES[tag] if 0 <= tag < len(TAG_NAMES) else str(tag)
 
 
 def _child_of(tag: int) -> str | None:
-    from ..arrow.schema import CHILD_OF_TAG
+    from ..table.schema import CHILD_OF_TAG
     return CHILD_OF_TAG.get(tag)
 
 

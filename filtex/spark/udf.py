@@ -47,7 +47,7 @@ def _pruned(flt: Any, columns: list[str], schema: Any) -> tuple[list[str], list[
     A section holding none of them is left out (a missing column has no keys)."""
     from pyspark.sql import functions as F
     from ..arrow.engine import prepared
-    from ..arrow.schema import KEYED
+    from ..table.schema import KEYED
     read = prepared(flt).columns or {}
     kept, args = [], []
     for name in columns:
@@ -145,7 +145,7 @@ def _verdicts(flt: Any, arrays: tuple, columns: list[str], message_table: bool,
     import pyarrow.compute as pc
     from filtex.arrow import evaluate
 
-    from .layout import from_spark
+    from ..spark_io.layout import from_spark
     n = len(arrays[0])
     rows = None
     if flagged:
