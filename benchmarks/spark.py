@@ -239,7 +239,7 @@ def row_udf(flt: Any, df: Any) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType
     from filtex.amqp.codec import decode_value
-    from filtex.arrow.engine import prepared
+    from filtex.plan.prepared import prepared
     from filtex.table.schema import CHILD_OF_TAG, HEADER_TYPES, PROPERTIES_TYPES
 
     reads = prepared(flt).columns

@@ -27,8 +27,9 @@ from proton import float32, int32, timestamp, ubyte, ulong  # noqa: E402
 
 import filtex  # noqa: E402
 import filtex.arrow as fa  # noqa: E402
-from filtex.arrow import intervals, kernel  # noqa: E402
-from filtex.arrow.plan import plan  # noqa: E402
+from filtex.arrow import kernel  # noqa: E402
+from filtex.plan import intervals  # noqa: E402
+from filtex.plan.skeleton import plan  # noqa: E402
 from filtex.dialects import AMQP  # noqa: E402
 from filtex.runtime.values import encode_decimal  # noqa: E402
 

@@ -261,7 +261,7 @@ FILTERS: list[tuple[str, Any, Any]] = [
 
 def _compiled() -> list[tuple[Any, Any, set]]:
     import filtex
-    from filtex.arrow.plan import fields_read
+    from filtex.plan.skeleton import fields_read
     out = []
     for dialect, text, rc in FILTERS:
         flt = (filtex.compile_filter(text) if dialect == "described"

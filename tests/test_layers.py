@@ -121,3 +121,38 @@ def test_the_circle_finder_finds_circles():
     edges = import_edges()
     assert "filtex.codegen.loader" in edges["filtex.row"]
     assert "filtex.arrow.engine" in edges["filtex.filter"]   # a type-only import counts
+
+
+def _engine(target: str, package: str) -> bool:
+    return target == package or target.startswith(package + ".")
+
+
+ROW_ENGINE_IMPORTERS = {
+    "filtex": "re-exports Explanation (type checkers only)",
+    "filtex.compiler": "the front door: the one place a checked tree becomes a Filter",
+    "filtex.filter": "Filter.explain runs the row engine's explainer",
+    "filtex.plan.oracle": "the one module that runs the row engine on a value",
+}
+
+
+def test_the_row_engine_is_reached_through_the_front_door_and_the_oracle_only():
+    """Engines and tools do not build or run row functions themselves: a filter's
+    functions come from the front door, answers for values from plan/oracle."""
+    importers = {module for module, targets in import_edges().items()
+                 if not _engine(module, "filtex.row")
+                 and any(_engine(t, "filtex.row") for t in targets)}
+    assert importers == set(ROW_ENGINE_IMPORTERS)
+
+
+def test_spark_the_index_and_lint_read_the_plan_not_the_batch_engine():
+    """Spark, the subscription index and the linter import no module of the row
+    or the batch engine. One edge is the design: Spark's Arrow UDF is the
+    batch engine run on Spark's workers (``filtex.arrow.evaluate``, its public
+    entry), for the rows native expressions cannot answer exactly."""
+    allowed = {("filtex.spark.udf", "filtex.arrow")}
+    found = {(module, target) for module, targets in import_edges().items()
+             if _engine(module, "filtex.spark") or _engine(module, "filtex.subscriptions")
+             or module == "filtex.lint"
+             for target in targets
+             if _engine(target, "filtex.row") or _engine(target, "filtex.arrow")}
+    assert found == allowed

@@ -29,7 +29,7 @@ import filtex  # noqa: E402
 import filtex.arrow as fa  # noqa: E402
 import filtex.spark as fs  # noqa: E402
 from filtex.table.build import encode_exact  # noqa: E402
-from filtex.arrow.plan import fields_read  # noqa: E402
+from filtex.plan.skeleton import fields_read  # noqa: E402
 from filtex.table.schema import SCALAR_TAGS  # noqa: E402
 from filtex.spark_io.connectors import UNREADABLE, from_event_hubs, from_kafka  # noqa: E402
 

@@ -32,7 +32,7 @@ import filtex  # noqa: E402
 import filtex.spark as fs  # noqa: E402
 from filtex.amqp import decode_value, encode_message  # noqa: E402
 from filtex.table.build import encode_exact  # noqa: E402
-from filtex.arrow.plan import fields_read  # noqa: E402
+from filtex.plan.skeleton import fields_read  # noqa: E402
 from filtex.spark_io.binary import UNREADABLE, UNREADABLE_SECTION  # noqa: E402
 
 from conformance_cases import load_cases  # noqa: E402

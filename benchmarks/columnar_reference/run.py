@@ -27,7 +27,7 @@ def per_message(flt: Any, data: pa.Table) -> pa.BooleanArray:
     """The ground truth: filtex's per-message engine over the row views
     (``filtex.table.rows.evaluate_rows``; ``evaluate_batch`` before the
     columnar engine took that name)."""
-    from filtex.arrow import rows
+    from filtex.table import rows
     evaluate = getattr(rows, "evaluate_rows", None) or rows.evaluate_batch
     return evaluate(flt, data)
 

@@ -10,7 +10,7 @@ here) or a code outside the dictionary gives 8.
 """
 from __future__ import annotations
 
-from .atoms import (BOOLS, CONST, DOUBLES, INTS, STRINGS, UINTS, VALUES_F, VALUES_I,
+from ..plan.atoms import (BOOLS, CONST, DOUBLES, INTS, STRINGS, UINTS, VALUES_F, VALUES_I,
                     VALUES_U)
 
 ARGS = ("t", "i", "iv", "u", "uv", "f", "fv", "c", "cv", "b", "bv",

@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .engine import BatchResult, evaluate, prepared
-from .plan import fields_read
+from ..plan.prepared import prepared
+from .engine import BatchResult, evaluate
+from ..plan.skeleton import fields_read
 from ..table.schema import KEYED
 
 

@@ -19,22 +19,19 @@ is unknown. Values are checked where they are read (``columns.py``,
 """
 from __future__ import annotations
 
-import threading
-import weakref
 from typing import Any, Literal, Mapping, NamedTuple, TypedDict, Unpack
 
 import numpy as np
 import pyarrow as pa
 
-from ..limits import DEFAULT_LIMITS
-from . import arith, intervals
-from . import atoms as atom_rules
+from ..plan import intervals, oracle
+from ..plan import atoms as atom_rules
+from ..plan.prepared import PreparedPlan, prepared
 from . import kernel as kernels
 from ..table import guard
 from .columns import back_rows, field_arrays, possible_tags
-from .plan import Plan, plan
 from ..table.rows import Malformed, read_rows
-from ..table.schema import KEYED, METADATA_KEY, check_version, rest_column
+from ..table.schema import METADATA_KEY, check_version
 from .strings import string_table
 from ..tree.compiled import CompiledFilter
 
@@ -60,64 +57,6 @@ class BatchResult(NamedTuple):
     @property
     def kernel(self) -> bool:
         return self.reason is None
-
-
-class _Prepared:
-    """What a filter needs for batches, made once per filter."""
-
-    def __init__(self, flt: Any) -> None:
-        from ..dialects import AMQP
-        self.plan: Plan = plan(flt.tree, AMQP.semantics) if flt.tree is not None else \
-            Plan(None, (), "the filter has no checked tree")
-        if self.plan.shape is not None and len(self.plan.atoms) > kernels.MAX_ATOMS:
-            self.plan = Plan(None, (), f"more than {kernels.MAX_ATOMS} predicates")
-        self.columns = _columns_read(flt.tree)
-        limits = flt.options.get("limits", DEFAULT_LIMITS)
-        self.atoms = [atom_rules.CompiledAtom(a, limits) for a in self.plan.atoms]
-        self.operand_tags: dict[int, np.ndarray] = {}   # arithmetic atoms: tags it computes
-        for index, compiled in enumerate(self.atoms):
-            form = compiled.atom.arith
-            if form is None:
-                continue
-            tags = arith.verified(form, compiled.on_message)
-            if tags is None:
-                self.plan = Plan(None, (), "the dialect's arithmetic differs from the kernel's "
-                                           f"on probe values ({form.shape()})")
-                self.atoms = []
-                break
-            ok = np.zeros(256, np.uint8)
-            ok[sorted(tags)] = 1
-            self.operand_tags[index] = ok
-        self.tag_plans: dict[tuple, atom_rules.TagPlan] = {}
-        self.lock = threading.Lock()
-
-    def tag_plan(self, index: int, tags: frozenset, rc: Any) -> atom_rules.TagPlan:
-        try:
-            key = (index, tags, rc)
-            hash(key)
-        except TypeError:
-            return atom_rules.plan_tags(self.atoms[index], set(tags), rc)
-        found = self.tag_plans.get(key)
-        if found is None:
-            found = atom_rules.plan_tags(self.atoms[index], set(tags), rc)
-            with self.lock:
-                if len(self.tag_plans) > 1024:
-                    self.tag_plans.clear()
-                self.tag_plans[key] = found
-        return found
-
-
-_prepared: "weakref.WeakKeyDictionary[Any, _Prepared]" = weakref.WeakKeyDictionary()
-_prepared_lock = threading.Lock()
-
-
-def prepared(flt: Any) -> _Prepared:
-    found = _prepared.get(flt)
-    if found is None:
-        found = _Prepared(flt)
-        with _prepared_lock:
-            _prepared[flt] = found
-    return found
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -175,7 +114,7 @@ def evaluate(flt: CompiledFilter, data: pa.Table | pa.RecordBatch,
     return BatchResult(verdicts, held, ready.plan.reason)
 
 
-def _kernel_batch(flt: Any, ready: _Prepared, batch: pa.RecordBatch,
+def _kernel_batch(flt: Any, ready: PreparedPlan, batch: pa.RecordBatch,
                   rc: Any, threads: int = 1) -> tuple[pa.BooleanArray, int]:
     n = batch.num_rows
     schema = batch.schema
@@ -339,7 +278,7 @@ def _by_value(compiled: Any, rules: Any, arrays: Any, rc: Any, seen: dict) -> tu
             seen[tag] = present
         if len(present) > atom_rules.MAX_DISTINCT:
             continue
-        outcomes = atom_rules.value_outcomes(compiled, tag, present, rc)
+        outcomes = oracle.value_outcomes(compiled, tag, present, rc)
         if len(outcomes) and (outcomes == outcomes[0]).all():
             modes[tag], consts[tag] = atom_rules.CONST, outcomes[0]
             continue
@@ -357,28 +296,6 @@ def _by_value(compiled: Any, rules: Any, arrays: Any, rc: Any, seen: dict) -> tu
             values[2 * domain] = np.array(keys, dtypes[domain])
             values[2 * domain + 1] = np.array([table[k] for k in keys], np.int8)
     return modes, consts, values
-
-
-def _columns_read(tree: Any) -> dict[str, set | None] | None:
-    """The table columns a filter's row views need, each with the struct members
-    it reads (None: all of them); None when the tree cannot be walked."""
-    if tree is None:
-        return None
-    from .plan import fields_read
-    try:
-        fields = fields_read(tree)
-    except RecursionError:
-        return None
-    columns: dict[str, set | None] = {"connection": None}
-    for section, key in fields:
-        if section == "body":
-            columns[key] = None   # amqp_value or amqp_sequence
-        elif section in ("header", "properties") + KEYED:
-            members = columns.setdefault(section, set())
-            if members is not None:
-                members.add(key)
-            columns[rest_column(section)] = None
-    return columns
 
 
 def _narrow(batch: pa.RecordBatch, columns: dict[str, set | None] | None

@@ -40,14 +40,12 @@ from typing import Any, Callable
 
 from .._version import __version__
 from ..cache import BoundedCache
-from . import arith, atomcode
+from . import arith
+from . import atomcode
 from ..codegen.jit import cache_directory, compiled_code_directory, set_cache_directory
 
 __all__ = ["atom_pass", "arith_pass", "cache_directory", "compiled", "set_cache_directory"]
 
-MAX_ATOMS = 48
-"""Past this many atoms a filter is evaluated row by row: numba's compile time
-grows with the kernel, and such filters are rare."""
 MAX_CACHED_FILES = 512
 
 

@@ -33,7 +33,6 @@ from ..dialects import AMQP, UNDECIDED, Semantics
 from ..runtime.values import FLOAT_CLASSES, INT_CLASSES, double_value
 from ..tree import ast
 
-_MIRROR = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _PY_OP = {"=": "==", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 BASE_NAMESPACE = {
@@ -433,7 +432,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         left, right = node.left, node.right
         op = node.op
         if isinstance(left, ast.Literal) and not isinstance(right, ast.Literal):
-            left, right, op = right, left, _MIRROR[op]
+            left, right, op = right, left, ast.MIRROR[op]
         if self.fuse_calls and isinstance(left, ast.Call) and isinstance(right, ast.Literal) \
                 and right.typ == "string" and op in self.semantics.string_ops \
                 and not self.compact and ":" not in left.name:

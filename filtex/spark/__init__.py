@@ -63,7 +63,7 @@ class _Prepared(NamedTuple):
 
 def _prepare(flt: Any, df: Any, dialect: str, mapping: Mapping | None, nulls: str,
              rc: Any, method: str) -> _Prepared:
-    from ..arrow.engine import prepared
+    from ..plan.prepared import prepared
     from . import fields, native, udf
     if method not in METHODS:
         raise ValueError(f"method is one of {', '.join(METHODS)}, not {method!r}")

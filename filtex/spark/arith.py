@@ -20,15 +20,16 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..arrow import arith as kernel_arith
-from ..arrow import atoms as A
+from ..plan import arith as kernel_arith
+from ..plan import oracle
+from ..plan import atoms as A
 from ..tree import ast
 from . import sql as S
 from .fields import SparkField
 
 BOUND = kernel_arith.BOUND
 _MAX_DOUBLE = S.double(1.7976931348623157e308)
-_INT_TAGS = frozenset(t for t in kernel_arith._PROBE_CLASSES if t != kernel_arith.DOUBLE)
+_INT_TAGS = frozenset(t for t in oracle.PROBE_CLASSES if t != kernel_arith.DOUBLE)
 
 
 class Computed:
@@ -82,7 +83,7 @@ def compute(form: Any, fields: list[SparkField], accepted: frozenset) -> Compute
             j = form.fields.index((node.section, node.key))
             return operands[j][0], {j}, False
         if isinstance(node, ast.Literal):
-            c = kernel_arith._constant(node)
+            c = kernel_arith.constant_value(node)
             return S.double(float(c)), set(), type(c) is float
         if isinstance(node, ast.Unary):
             value, below, floating = emit(node.operand)
@@ -122,7 +123,7 @@ def single_field_form(compiled: Any) -> tuple[Any, frozenset] | None:
         found = None
         form = kernel_arith.arith_form(compiled.atom.node)
         if form is not None and len(form.fields) == 1:
-            tags = kernel_arith.verified(form, compiled.on_message)
+            tags = oracle.arith_tags(form, compiled)
             if tags:
                 found = (form, tags)
         compiled._spark_arith = found

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..arrow import atoms as A
+from ..plan import atoms as A
 from ..table.schema import DECIMAL32, DECIMAL64, DECIMAL128, UUID
 from . import sql as S
 from .fields import SparkField

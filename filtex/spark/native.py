@@ -37,8 +37,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..arrow import atoms as A
-from ..arrow import intervals
+from ..plan import atoms as A
+from ..plan import intervals
 from . import arith
 from . import sql as S
 from .cases import AtomColumns, Cases
@@ -153,7 +153,7 @@ def _single_precision(compiled: Any, rc: Any) -> bool:
     for v in singles.astype(float).tolist():
         if math.isfinite(v):
             expected = A.TRUE if intervals.contains(found, v) else A.FALSE
-            if A.run(compiled.on_value, A.FLOAT_TAGS[A.FLOAT](v), rc) != expected:
+            if compiled.value_outcome(A.FLOAT_TAGS[A.FLOAT](v), rc) != expected:
                 return False
     return True
 

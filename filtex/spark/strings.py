@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..arrow import atoms as A
-from ..arrow import intervals
-from ..arrow.strings import TextForm, like_pattern, text_form
+from ..plan import atoms as A
+from ..plan import intervals
+from ..plan.text import TextForm, like_pattern, text_form
 from ..tree import ast
 from . import sql as S
 from .cases import Cases
@@ -172,7 +172,7 @@ def string_answers(cases: Cases, compiled: Any, tag: int, child: Any, rc: Any,
         probes = [p for p in probes if p.isascii()]
     if tag == A.CHAR:
         probes = [p for p in probes if len(p) == 1]
-    answers = [A.run(compiled.on_value, p if cls is str else cls(p), rc) for p in probes]
+    answers = [compiled.value_outcome(p if cls is str else cls(p), rc) for p in probes]
     if len(set(answers)) == 1 and (A._type_only(node) or compiled.numeric is not None
                                    or (chain and answers[0] in (A.FAIL, A.UNKNOWN))):
         cases.const(tag, answers[0])

@@ -15,16 +15,16 @@ from typing import Any
 
 from proton import Described, symbol
 
-from ..arrow import atoms as A
-from ..arrow import intervals
-from ..arrow.strings import TextForm, text_form
+from ..plan import atoms as A
+from ..plan import intervals
+from ..plan.text import TextForm, text_form
 from ..tree import ast
 from .strings import function_form, probe_strings
 
 def _arithmetic_without_plus(compiled: Any) -> bool:
     """Arithmetic compared with constants and no ``+`` (which joins strings): a
     string operand's answer is its type's (probed on numeric strings too)."""
-    from ..arrow.arith import arith_form
+    from ..plan.arith import arith_form
     form = arith_form(compiled.atom.node)
     return form is not None and "+" not in form.shape()
 
@@ -50,7 +50,7 @@ def constant_by_type(compiled: Any, tag: int, rc: Any) -> int | None:
         if not (_truth_of_field(compiled.atom.node) or _arithmetic_without_plus(compiled)):
             return None
         cls = A.STRING_TAGS[tag]
-        answers = {A.run(compiled.on_value, p if cls is str else cls(p), rc)
+        answers = {compiled.value_outcome(p if cls is str else cls(p), rc)
                    for p in probe_strings(TextForm("in", [], False))
                    if tag != A.CHAR or len(p) == 1}
         return answers.pop() if len(answers) == 1 else None
@@ -64,10 +64,10 @@ def constant_by_type(compiled: Any, tag: int, rc: Any) -> int | None:
         # answer by value (a timestamp with a decimal): probed around the constants
         probes = intervals.double_probes(compiled.numeric) if tag in A.FLOAT_TAGS else \
             intervals.int_probes(compiled.numeric, lo, hi)
-        answers = {A.run(compiled.on_value, A.VALUE_CLASS[tag](convert(v)), rc)
+        answers = {compiled.value_outcome(A.VALUE_CLASS[tag](convert(v)), rc)
                    for v in probes}
         return answers.pop() if len(answers) == 1 else None
-    from ..arrow.arith import arith_form
+    from ..plan.arith import arith_form
     form = arith_form(compiled.atom.node)
     functions = function_form(compiled.atom.node, compiled.atom.semantics)
     if form is not None or functions is not None:   # arithmetic or string functions
@@ -82,7 +82,7 @@ def constant_by_type(compiled: Any, tag: int, rc: Any) -> int | None:
         else:
             probes = intervals.int_probes(None, lo, hi) + [
                 int(v) for v in spread if float(v).is_integer() and lo <= v <= hi]
-        answers = {A.run(compiled.on_value, A.VALUE_CLASS[tag](convert(v)), rc)
+        answers = {compiled.value_outcome(A.VALUE_CLASS[tag](convert(v)), rc)
                    for v in probes}
         found = answers.pop() if len(answers) == 1 else None
         return found if found in (A.FAIL, A.UNKNOWN) else None
@@ -117,7 +117,7 @@ def constant_by_type(compiled: Any, tag: int, rc: Any) -> int | None:
         probes = intervals.int_probes(None, lo, hi) + [
             int(n) for n in numbers if (type(n) is int or float(n).is_integer())
             and lo <= int(n) <= hi]
-    answers = {A.run(compiled.on_value, A.VALUE_CLASS[tag](convert(v)), rc) for v in probes}
+    answers = {compiled.value_outcome(A.VALUE_CLASS[tag](convert(v)), rc) for v in probes}
     return answers.pop() if len(answers) == 1 else None
 
 
@@ -149,5 +149,5 @@ def _opaque_constant(compiled: Any, tag: int, rc: Any) -> int | None:
     else:
         return None
     probes = list(A.SAMPLES[tag]) + [v for t in texts[:32] for v in OPAQUE[tag](t)]
-    answers = {A.run(compiled.on_value, v, rc) for v in probes}
+    answers = {compiled.value_outcome(v, rc) for v in probes}
     return answers.pop() if len(answers) == 1 else None

@@ -22,7 +22,7 @@ _ROWS = "\x00filtex-rows"
 def inputs(flt: Any, names: list[str], message_table: bool,
            mapping: Mapping | None) -> list[str]:
     """The DataFrame columns the filter reads (at least one: the row count)."""
-    from ..arrow.engine import prepared
+    from ..plan.prepared import prepared
     read = prepared(flt).columns
     if message_table:
         if read is None:
@@ -46,7 +46,7 @@ def _pruned(flt: Any, columns: list[str], schema: Any) -> tuple[list[str], list[
     reads: Spark then reads (and hands over in Arrow) only those struct members.
     A section holding none of them is left out (a missing column has no keys)."""
     from pyspark.sql import functions as F
-    from ..arrow.engine import prepared
+    from ..plan.prepared import prepared
     from ..table.schema import KEYED
     read = prepared(flt).columns or {}
     kept, args = [], []

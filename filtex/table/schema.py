@@ -12,7 +12,7 @@ or lost. The tag table and the column names are the versioned contract.
 from __future__ import annotations
 
 import uuid
-from typing import Iterable
+from typing import Any, Iterable
 
 import pyarrow as pa
 from proton import (Array, Described, byte, char, decimal32, decimal64, decimal128,
@@ -170,3 +170,17 @@ def plan_of(schema: pa.Schema) -> tuple[dict[str, dict[str, frozenset[str]]],
            for name in VALUE_FIELDS}
     return keys, ids, "connection" in schema.names
 
+
+def columns_for(fields: Any) -> dict[str, set[str] | None]:
+    """The table columns that hold ``fields`` ((section, key) pairs), each with
+    the struct members read (None: all of them)."""
+    columns: dict[str, set[str] | None] = {"connection": None}
+    for section, key in fields:
+        if section == "body":
+            columns[key] = None   # amqp_value or amqp_sequence
+        elif section in ("header", "properties") + KEYED:
+            members = columns.setdefault(section, set())
+            if members is not None:
+                members.add(key)
+            columns[rest_column(section)] = None
+    return columns

@@ -256,6 +256,10 @@ class NodeVisitor:
         return getattr(self, "visit_" + type(node).__name__)(node)
 
 
+MIRROR = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+"""The comparison operator with its operands swapped: ``c < x`` is ``x > c``."""
+
+
 def walk(node: Node) -> Iterator[Node]:
     """Every node of the tree, parents before children (iterative)."""
     stack = [node]

@@ -1,4 +1,4 @@
-"""What an atom answers for each type tag, learned from the per-message engine.
+"""What an atom answers for each type tag: the plan's decisions, per tag.
 
 An atom (``plan.py``) reads one field, so its answer for a row is a function
 of that field's type tag and value. The kernel needs that function in a form
@@ -20,7 +20,9 @@ it can evaluate over columns, one *mode* per tag:
 
 Nothing here restates a dialect rule. Constant answers come from running the
 atom; an interval form is used for a tag only after the atom, run on values
-around every constant and at the ends of the tag's range, agreed with it.
+around every constant and at the ends of the tag's range, agreed with it. The
+atom runs in ``oracle.py`` (its ``CompiledAtom``): this module decides from
+the answers it gives and never calls the per-message engine itself.
 """
 from __future__ import annotations
 
@@ -34,16 +36,12 @@ from proton import (UNDESCRIBED, Array, Data, Described, byte, char, decimal32, 
                     decimal128, float32, int32, short, symbol, timestamp, ubyte, uint, ulong,
                     ushort)
 
-from ..limits import DEFAULT_LIMITS
-from ..message import Message
-from ..row import RowGenerator, load
-from ..accessors import MessageAccessor
 from ..runtime.values import INT_CLASSES
-from ..row.generator import _MIRROR as MIRROR
 from ..tree import ast
+from ..tree.ast import MIRROR
 from . import intervals
 from ..table.schema import (ABSENT, ARRAY, BINARY, BOOLEAN, BYTE, CHAR, DECIMAL32, DECIMAL64,
-                     DECIMAL128, DESCRIBED, DOUBLE, FLOAT, INT, KEY_CLASS, LIST, LONG, MAP, NULL, SHORT, STRING,
+                     DECIMAL128, DESCRIBED, DOUBLE, FLOAT, INT, LIST, LONG, MAP, NULL, SHORT, STRING,
                      SYMBOL, TIMESTAMP, UBYTE, UINT, ULONG, USHORT, UUID)
 
 # outcomes, as the kernel codes them
@@ -74,106 +72,7 @@ SAMPLES = {DECIMAL32: (decimal32(0), decimal32(1)), DECIMAL64: (decimal64(0), de
 depend on the type alone (IS NULL, EXISTS) are taken from them."""
 
 
-class _Holder:
-    """A section that holds every key, with the one value an atom reads."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        return self.value
-
-    def __contains__(self, key: Any) -> bool:
-        return True
-
-
-class ValueAccessor(MessageAccessor):
-    """Generated code whose ``message`` argument is the field's value itself:
-    one call per distinct string, no message built (only for present values)."""
-
-    name = "value"
-
-    def section(self, section: str) -> str:
-        return "_Holder(message)"
-
-    def connection(self) -> str:
-        return "message"
-
-
-VALUE_ACCESSOR = ValueAccessor()
-
-
-def _function(node: ast.Node, semantics: Any, limits: Any, accessor: Any) -> Callable:
-    generator = RowGenerator(accessor=accessor, semantics=semantics, limits=limits)
-    source = generator.generate(node)
-    generator.namespace["_Holder"] = _Holder
-    evaluate, _ = load(source, generator.namespace, f"atom:{accessor.name}")
-    return evaluate
-
-
-def run(fn: Callable, message: Any, rc: Any) -> int:
-    """The atom's outcome code for one message (or value)."""
-    try:
-        result = fn(message, rc, False)
-    except Exception:   # an amqp failure (or any error): the whole filter is unknown
-        return FAIL
-    return TRUE if result is True else FALSE if result is False else UNKNOWN
-
-
-class CompiledAtom:
-    """An atom's two per-message functions and its numeric form, if any."""
-
-    def __init__(self, atom: Any, limits: Any = DEFAULT_LIMITS) -> None:
-        self.atom = atom
-        self.field = atom.field
-        node = atom.node
-        self.on_message = _function(node, atom.semantics, limits, MessageAccessor())
-        self.on_value = (_function(node, atom.semantics, limits, VALUE_ACCESSOR)
-                         if atom.field[0] not in ("body", "none", "expr") else None)
-        self.numeric = (None if atom.arith is not None else
-                        numeric_form(atom.node, lambda n: constant(n, atom.semantics, limits)))
-
-    def message(self, value: Any = None, present: bool = True) -> Message:
-        section, key = self.field
-        if not present or section == "none" or section == "body":
-            return Message()
-        if section == "connection":
-            return Message(connection=value)
-        if section in ("header", "properties"):
-            return Message(**{section: {key: value}})
-        return Message(**{section: {KEY_CLASS[section](key): value}})
-
-    def on(self, value: Any, rc: Any) -> int:
-        """The outcome for a present value of the field."""
-        return run(self.on_message, self.message(value), rc)
-
-
 _FAILED = object()
-_READS = (ast.Field, ast.Body, ast.NoLocal, ast.Derived, ast.PropertyMatch, ast.HeaderMatch,
-          ast.Topic, ast.Direct)
-
-
-def constant(node: ast.Node, semantics: Any, limits: Any) -> Any:
-    """The value of an expression that reads no field (``DATE('2025-01-01')``,
-    ``2 * 50``), computed by the per-message engine's own code; ``_FAILED`` when
-    it reads the message or the clock (``UTC()``) or fails."""
-    for sub in ast.walk(node):
-        if isinstance(sub, _READS) or (isinstance(sub, ast.Call) and sub.name == "UTC"):
-            return _FAILED
-    generator = RowGenerator(semantics=semantics, limits=limits)
-    generator.depth = 2
-    result = generator.value(node)
-    source = "\n".join(
-        ["def evaluate(message, receiving_connection=None, _mode=None):", "    try:"]
-        + ["        " + line for line in generator.prologue] + generator.lines
-        + [f"        return {result}", "    except Exception:", "        return _FAILED"]) + "\n"
-    generator.namespace["_FAILED"] = _FAILED
-    evaluate, _ = load(source, generator.namespace, "constant")
-    return evaluate(Message())
-
-
 def numeric_form(node: ast.Node, fold: Callable[[ast.Node], Any] = lambda n: _FAILED
                  ) -> list | None:
     """``["cmp", op, c, negated]``, ``["between", lo, hi, negated]`` or ``["in",
@@ -250,12 +149,12 @@ class TagPlan:
         return [int(t) for t in np.flatnonzero(self.modes == DATA)]
 
 
-def plan_tags(compiled: CompiledAtom, tags: set[int], rc: Any) -> TagPlan:
+def plan_tags(compiled: Any, tags: set[int], rc: Any) -> TagPlan:
     """Modes for ``tags`` (the tags the field's column can hold)."""
     p = TagPlan()
     atom = compiled.atom
     p.modes[ABSENT] = CONST
-    p.consts[ABSENT] = run(compiled.on_message, compiled.message(present=False), rc)
+    p.consts[ABSENT] = compiled.absent(rc)
     if NULL in tags:
         p.modes[NULL] = CONST
         p.consts[NULL] = compiled.on(None, rc)
@@ -286,7 +185,7 @@ def plan_tags(compiled: CompiledAtom, tags: set[int], rc: Any) -> TagPlan:
     return p
 
 
-def _numeric_tag(p: TagPlan, compiled: CompiledAtom, tag: int, domains: Any, rc: Any) -> None:
+def _numeric_tag(p: TagPlan, compiled: Any, tag: int, domains: Any, rc: Any) -> None:
     if tag in FLOAT_TAGS:
         cls, mode, which = FLOAT_TAGS[tag], DOUBLES, 2
         samples = intervals.double_probes(compiled.numeric)
@@ -312,7 +211,7 @@ def _numeric_tag(p: TagPlan, compiled: CompiledAtom, tag: int, domains: Any, rc:
         p.modes[tag] = DATA   # answered per distinct value present (engine.py)
 
 
-def _constant_tag(p: TagPlan, compiled: CompiledAtom, tag: int, values: Any, rc: Any) -> None:
+def _constant_tag(p: TagPlan, compiled: Any, tag: int, values: Any, rc: Any) -> None:
     """CONST when the atom gives one answer for every sample value of the tag."""
     answers = {compiled.on(v, rc) for v in values}
     if len(answers) == 1:
@@ -324,9 +223,3 @@ VALUE_CLASS = {**{tag: spec[0] for tag, spec in INT_TAGS.items()}, ULONG: ulong,
 DOMAIN_OF_TAG = {**dict.fromkeys(INT_TAGS, 0), ULONG: 1, FLOAT: 2, DOUBLE: 2}
 
 
-def value_outcomes(compiled: CompiledAtom, tag: int, values: np.ndarray, rc: Any) -> np.ndarray:
-    """The atom's outcome for each of ``values`` (of ``tag``), one run per value."""
-    cls = VALUE_CLASS[tag]
-    convert = float if tag in FLOAT_TAGS else int
-    fn = compiled.on_value
-    return np.array([run(fn, cls(convert(v)), rc) for v in values.tolist()], np.int8)

@@ -1,0 +1,238 @@
+"""The one module that runs the per-message engine on a value.
+
+The plan decides what an atom answers for each type tag; where it needs an
+answer it cannot read off the tree, it asks the atom itself, compiled by the
+row engine (``CompiledAtom``): once per value of a finite domain (absent,
+null, False and True, the float specials, the distinct strings of a
+dictionary, the distinct numbers present: exact by construction), on probe
+values checking that an interval or text form agrees with the atom, on probe
+messages checking the arithmetic model (``arith_tags``), and to fold an
+operand that reads no field (``constant``). Engines and tools reach the row
+engine's answers for values only through this module (``tests/test_layers.py``
+holds every other module to that).
+"""
+from __future__ import annotations
+
+import itertools
+import random
+from typing import Any, Callable, cast
+
+import numpy as np
+from proton import byte, int32, short, ubyte, uint, ushort
+
+from ..accessors import MessageAccessor
+from ..limits import DEFAULT_LIMITS
+from ..message import Message
+from ..row import RowGenerator, load
+from ..table.schema import KEY_CLASS
+from ..tree import ast
+from . import intervals
+from .arith import DOUBLE, ArithForm, _Bad, model
+from .atoms import (_FAILED, FAIL, FALSE, FLOAT_TAGS, TRUE, UNKNOWN, VALUE_CLASS,
+                    numeric_form)
+
+SAMPLE = 64
+"""Dictionary entries run to check a vectorised string table (``agrees_on_sample``)."""
+
+class _Holder:
+    """A section that holds every key, with the one value an atom reads."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self.value
+
+    def __contains__(self, key: Any) -> bool:
+        return True
+
+
+class ValueAccessor(MessageAccessor):
+    """Generated code whose ``message`` argument is the field's value itself:
+    one call per distinct string, no message built (only for present values)."""
+
+    name = "value"
+
+    def section(self, section: str) -> str:
+        return "_Holder(message)"
+
+    def connection(self) -> str:
+        return "message"
+
+
+VALUE_ACCESSOR = ValueAccessor()
+
+
+def _function(node: ast.Node, semantics: Any, limits: Any, accessor: Any) -> Callable[..., Any]:
+    generator = RowGenerator(accessor=accessor, semantics=semantics, limits=limits)
+    source = generator.generate(node)
+    generator.namespace["_Holder"] = _Holder
+    evaluate, _ = load(source, generator.namespace, f"atom:{accessor.name}")
+    return evaluate
+
+
+def run(fn: Callable[..., Any], message: Any, rc: Any) -> int:
+    """The atom's outcome code for one message (or value)."""
+    try:
+        result = fn(message, rc, False)
+    except Exception:   # an amqp failure (or any error): the whole filter is unknown
+        return FAIL
+    return TRUE if result is True else FALSE if result is False else UNKNOWN
+
+
+class CompiledAtom:
+    """An atom's two per-message functions and its numeric form, if any."""
+
+    def __init__(self, atom: Any, limits: Any = DEFAULT_LIMITS) -> None:
+        self.atom = atom
+        self.field = atom.field
+        node = atom.node
+        self.on_message = _function(node, atom.semantics, limits, MessageAccessor())
+        self.on_value = (_function(node, atom.semantics, limits, VALUE_ACCESSOR)
+                         if atom.field[0] not in ("body", "none", "expr") else None)
+        self.numeric = (None if atom.arith is not None else
+                        numeric_form(atom.node, lambda n: constant(n, atom.semantics, limits)))
+
+    def message(self, value: Any = None, present: bool = True) -> Message:
+        section, key = self.field
+        if not present or section == "none" or section == "body":
+            return Message()
+        if section == "connection":
+            return Message(connection=value)
+        if section in ("header", "properties"):
+            return Message(**{section: {key: value}})
+        return Message(**{section: {KEY_CLASS[section](key): value}})
+
+    def on(self, value: Any, rc: Any) -> int:
+        """The outcome for a present value of the field (in a message)."""
+        return run(self.on_message, self.message(value), rc)
+
+    def absent(self, rc: Any) -> int:
+        """The outcome for a message without the field."""
+        return run(self.on_message, self.message(present=False), rc)
+
+    def value_outcome(self, value: Any, rc: Any) -> int:
+        """The outcome for a present value, given to the value function
+        directly (no message built: one call per distinct value)."""
+        return run(cast(Callable[..., Any], self.on_value), value, rc)
+
+    def message_outcome(self, message: Message, rc: Any) -> int:
+        """The outcome for a whole message (arithmetic over several fields)."""
+        return run(self.on_message, message, rc)
+
+    def agrees_on_sample(self, fast: np.ndarray, cls: type, dictionary: Any, rc: Any) -> bool:
+        """Does the engine give ``fast`` (a vectorised answer per dictionary
+        entry) on a sample of the entries?"""
+        return _agrees_on_strings(fast, self, cls, dictionary, rc)
+
+
+def _agrees_on_strings(fast: np.ndarray, compiled: CompiledAtom, cls: type, dictionary: Any,
+                       rc: Any) -> bool:
+    """Does the engine give the vectorised answer on a sample of the entries?"""
+    size = len(dictionary)
+    picks = sorted(set(range(min(size, SAMPLE // 2))) |
+                   set(np.linspace(0, size - 1, SAMPLE // 2).astype(int).tolist()))
+    for i in picks:
+        s = dictionary[i].as_py()
+        if s is None:
+            continue
+        if compiled.value_outcome(s if cls is str else cls(s), rc) != int(fast[i]):
+            return False
+    return True
+
+
+_READS = (ast.Field, ast.Body, ast.NoLocal, ast.Derived, ast.PropertyMatch, ast.HeaderMatch,
+          ast.Topic, ast.Direct)
+
+
+def constant(node: ast.Node, semantics: Any, limits: Any) -> Any:
+    """The value of an expression that reads no field (``DATE('2025-01-01')``,
+    ``2 * 50``), computed by the per-message engine's own code; ``_FAILED`` when
+    it reads the message or the clock (``UTC()``) or fails."""
+    for sub in ast.walk(node):
+        if isinstance(sub, _READS) or (isinstance(sub, ast.Call) and sub.name == "UTC"):
+            return _FAILED
+    generator = RowGenerator(semantics=semantics, limits=limits)
+    generator.depth = 2
+    result = generator.value(node)
+    source = "\n".join(
+        ["def evaluate(message, receiving_connection=None, _mode=None):", "    try:"]
+        + ["        " + line for line in generator.prologue] + generator.lines
+        + [f"        return {result}", "    except Exception:", "        return _FAILED"]) + "\n"
+    generator.namespace["_FAILED"] = _FAILED
+    evaluate, _ = load(source, generator.namespace, "constant")
+    return evaluate(Message())
+
+
+def value_outcomes(compiled: CompiledAtom, tag: int, values: np.ndarray, rc: Any) -> np.ndarray:
+    """The atom's outcome for each of ``values`` (of ``tag``), one run per value."""
+    cls = VALUE_CLASS[tag]
+    convert = float if tag in FLOAT_TAGS else int
+    return np.array([compiled.value_outcome(cls(convert(v)), rc) for v in values.tolist()],
+                    np.int8)
+
+
+# --- the arithmetic model against the atom, on probe messages ---------------------------
+
+PROBE_CLASSES = {10: int, 9: int32, 8: short, 7: byte, 3: ubyte, 4: ushort, 5: uint,
+                  DOUBLE: float}
+_RANGES = {ubyte: (0, 255), ushort: (0, 65535), uint: (0, 9999), byte: (-128, 127),
+           short: (-9999, 9999)}
+
+
+def _probe_value(rng: random.Random, cls: type, constants: list[Any]) -> Any:
+    if cls is float:
+        return rng.choice([0.5, -2.25, 3.0, 1e6, rng.uniform(-2000, 2000)] +
+                          [float(c) for c in constants])
+    lo, hi = _RANGES.get(cls, (-9999, 9999))
+    return cls(rng.randint(lo, hi))
+
+
+_SAME = (-2, -1, 1, 2, 3)
+"""Every field one small value: the remainders of negative multiples (-2 % -2,
+which a dialect computing in doubles makes -0.0) and sign rules, on every run."""
+
+
+def _arith_agrees(form: ArithForm, compiled: CompiledAtom, rng: random.Random, classes: list[Any],
+            constants: list[Any], trials: int) -> bool:
+    fixed = [[cls(v) if _RANGES.get(cls, (-9999, 9999))[0] <= v else None
+              for _ in form.fields] for cls in classes for v in _SAME]
+    randomised = ([None if trial % 16 == 15 else
+                   _probe_value(rng, rng.choice(classes), constants) for _ in form.fields]
+                  for trial in range(trials))
+    for values in itertools.chain(fixed, randomised):
+        try:
+            want = model(form, [None if v is None else (float(v) if type(v) is float
+                                                          else int(v)) for v in values])
+        except _Bad:
+            continue
+        if compiled.message_outcome(_message(form.fields, values), None) != want:
+            return False
+    return True
+
+
+def arith_tags(form: ArithForm, compiled: CompiledAtom, seed: int = 7) -> frozenset[int] | None:
+    """The operand tags on which the per-message engine agrees with the model
+    (each type alone, then all of them mixed), or None when they do not mix."""
+    rng = random.Random(seed)
+    constants = intervals.constants(form.comparison)
+    accepted = [tag for tag, cls in PROBE_CLASSES.items()
+                if _arith_agrees(form, compiled, rng, [cls], constants, 24)]
+    if not accepted:
+        return frozenset()
+    mixed = [PROBE_CLASSES[t] for t in accepted]
+    if not _arith_agrees(form, compiled, rng, mixed, constants, 160):
+        return None
+    return frozenset(accepted)
+
+
+def _message(fields: list[Any], values: list[Any]) -> Message:
+    sections: dict[str, dict[Any, Any]] = {}
+    for (section, key), v in zip(fields, values):
+        if v is None:
+            continue
+        name = KEY_CLASS[section](key) if section in KEY_CLASS else key
+        sections.setdefault(section, {})[name] = v
+    return Message(**sections)
