@@ -706,10 +706,15 @@ class Evaluator:
     # --- functions -------------------------------------------------------------
 
     def eval_Call(self, node: ast.Call) -> Any:
-        if ":" in node.name:
+        if ":" in node.name and node.name.lower() != "filtex:length":
             # READING: an unknown (vendor) function is NULL without evaluating
             # its arguments ("its arguments are still checked for syntax").
             return None
+        if ":" in node.name:
+            # filtex's own vendor function: a string's length in code points
+            # (LEFT's and SUBSTRING's characters); NULL for NULL, else a failure
+            value = self.eval(node.args[0])
+            return None if value is None else len(as_str_or_fail(value, "LENGTH's argument"))
         name = node.name.upper()
         args = [self.eval(arg) for arg in node.args]
         if name == "UTC":

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from filtex import runtime
+from filtex.functions import REGISTRY
 from filtex.dialects import Semantics
 from filtex.tree import ast
 
@@ -65,5 +66,5 @@ def value(node: ast.Node, message: Any, semantics: Semantics) -> Any:
     if isinstance(node, ast.Between):
         return semantics.between(v(node.operand), v(node.low), v(node.high), node.negated)
     if isinstance(node, ast.Call):
-        return runtime.FUNCTIONS[node.name](*map(v, node.args))
+        return REGISTRY[node.name].run(*map(v, node.args))
     raise NotImplementedError(type(node).__name__)

@@ -111,11 +111,13 @@ def operand(depth):
         st.tuples(sub, sub).map(lambda t: f"SUBSTRING({t[0]}, {t[1]})"),
         sub.map(lambda x: f"DATE({x})"),
         sub.map(lambda x: f"acme:f({x})"),
+        sub.map(lambda x: f"filtex:length({x})"),
     )
 
 
 int_side = st.one_of(st.sampled_from(["a", "b", "c", "h.priority", "mp.k", "lst[0]", "a + b",
-                                      "a * 2", "b / 2", "a % 3", "-a"]),
+                                      "a * 2", "b / 2", "a % 3", "-a", "filtex:length(s)",
+                                      "filtex:LENGTH(p.subject)", "filtex:length(mp.k) + a"]),
                      st.integers(-3, 9).map(str))
 str_side = st.one_of(st.sampled_from(["s", "p.subject", "mp.k", "lst[1]", "LOWER(s)",
                                       "LEFT(s, 2)", "s + 'a'", "SUBSTRING(s, 2)"]),

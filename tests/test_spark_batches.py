@@ -117,7 +117,7 @@ def test_many_udf_columns_over_small_batches_of_a_kafka_layout(small_batches):
     spark = small_batches
     records = _kafka_records(20250611, 240)
     df = spark.createDataFrame([r for r, _, _ in records], KAFKA_SCHEMA).repartition(2)
-    out = fs.connectors.from_kafka(df, keys=list(KAFKA_KEYS), decoders=KAFKA_DECODERS,
+    out = fs.from_kafka(df, keys=list(KAFKA_KEYS), decoders=KAFKA_DECODERS,
                                    keep=["offset"])
     messages = [filtex.Message(application_properties=p) for _, p, _ in records]
     filters = [filtex.compile_sql(t) for t in KAFKA_FILTERS if _compiles(t, "amqp")]

@@ -21,6 +21,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Callable
 
 from .. import runtime
+from ..functions import REGISTRY, STANDARD
 
 if TYPE_CHECKING:
     from ..names import Dialect as DialectName
@@ -38,8 +39,6 @@ BODY_QUALIFIERS = {"amqp_value": "amqp_value", "amqp_sequence": "amqp_sequence"}
 """The 2018 working draft's body qualifiers, long forms only: CSD01 reads the
 draft's ``v.x`` and ``s[0]`` as application properties ``v`` and ``s``."""
 
-FUNCTION_ARITY = {"LOWER": (1, 2), "UPPER": (1, 2), "LEFT": (2, 2), "RIGHT": (2, 2),
-                  "SUBSTRING": (2, 3), "UTC": (0, 0), "DATE": (1, 1)}
 
 AMQP_NUMBERS = ((re.compile(r"\d+"), "INTEGER", int),
                 (re.compile(r"\d+\.\d+"), "DECIMAL", Decimal),
@@ -110,7 +109,7 @@ class Semantics:
         return {"_compare": self.compare, "_arith": self.arith, "_negate": self.negate,
                 "_plus": self.plus, "_predicate": self.predicate, "_in": self.in_values,
                 "_like": self.like, "_between": self.between, "_view": self.view,
-                **{f"_fn_{name}": fn for name, fn in runtime.FUNCTIONS.items()}}
+                **{f"_fn_{f.ident}": f.run for f in REGISTRY.values()}}
 
     view = staticmethod(lambda value: value)
     compare = staticmethod(runtime.compare)
@@ -180,7 +179,7 @@ class Dialect:
     field_spellings: str = "all"              # all: reply-to, reply_to, replyTo | underscore
     header_names: tuple = ()   # (identifier, ((section, field), ...), type, compute or None):
     #                            names for message fields beside application properties
-    functions: tuple = tuple(FUNCTION_ARITY.items())
+    functions: tuple[str, ...] = (*STANDARD, "filtex:LENGTH")   # by name (functions/)
     vendor_functions: bool = True
     allow_between: bool = True
     allow_exists: bool = True

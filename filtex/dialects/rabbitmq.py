@@ -19,7 +19,8 @@ from ..runtime.patterns import PatternError, segments_of, compile_like
 from ..runtime.property import FIELD_TYPES, draft_modifier, fits, string_refs, string_rule
 from ..runtime.values import (BINARY, BOOL, FLOAT, INT, STRING, TIMESTAMP, UUID, double_value,
                               exact, kind_of)
-from .base import FUNCTION_ARITY, Dialect, Lenient
+from ..functions import STANDARD
+from .base import Dialect, Lenient
 
 RABBITMQ_KEYWORDS = frozenset({"AND", "OR", "NOT", "IS", "NULL", "LIKE", "ESCAPE", "IN",
                                "TRUE", "FALSE"})
@@ -241,7 +242,7 @@ RABBITMQ_SEMANTICS = RabbitMQ()
 RABBITMQ = Dialect(
     "rabbitmq", keywords=RABBITMQ_KEYWORDS, keyword_case="upper",
     number_forms=RABBITMQ_NUMBERS, decimal_constants=False, non_finite_constants=False,
-    reserved=frozenset({"EXISTS", "INF", "NAN", *FUNCTION_ARITY}),
+    reserved=frozenset({"EXISTS", "INF", "NAN", *STANDARD}),
     identifier=r"[A-Za-z][A-Za-z0-9_]*", binary_constants="upper",
     max_integer=None,
     delimited_identifiers="any", hyphenated_sections=False,
@@ -250,6 +251,6 @@ RABBITMQ = Dialect(
                         ("a", "application_properties")),
     header_fields=("priority",), field_spellings="underscore", literal_patterns=True,
     unary_on_primary_only=True, pattern_control_characters=False, whitespace=" \t\n\r\f",
-    functions=(("UTC", (0, 0)),), vendor_functions=False, allow_between=False,
+    functions=("UTC",), vendor_functions=False, allow_between=False,
     allow_exists=False, allow_composite_references=False, semantics=RABBITMQ_SEMANTICS,
     max_length=4096, max_tokens=200)

@@ -21,6 +21,7 @@ import numpy as np
 from proton import byte, int32, short, ubyte, uint, ushort
 
 from ..accessors import MessageAccessor
+from ..functions import REGISTRY
 from ..limits import DEFAULT_LIMITS
 from ..message import Message
 from ..row import RowGenerator, load
@@ -147,12 +148,17 @@ _READS = (ast.Field, ast.Body, ast.NoLocal, ast.Derived, ast.PropertyMatch, ast.
           ast.Topic, ast.Direct)
 
 
+def _volatile(name: str) -> bool:
+    function = REGISTRY.get(name)
+    return function is not None and function.volatile
+
+
 def constant(node: ast.Node, semantics: Any, limits: Any) -> Any:
     """The value of an expression that reads no field (``DATE('2025-01-01')``,
     ``2 * 50``), computed by the per-message engine's own code; ``_FAILED`` when
     it reads the message or the clock (``UTC()``) or fails."""
     for sub in ast.walk(node):
-        if isinstance(sub, _READS) or (isinstance(sub, ast.Call) and sub.name == "UTC"):
+        if isinstance(sub, _READS) or (isinstance(sub, ast.Call) and _volatile(sub.name)):
             return _FAILED
     generator = RowGenerator(semantics=semantics, limits=limits)
     generator.depth = 2

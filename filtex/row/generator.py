@@ -31,6 +31,7 @@ from ..forms import adapt
 from ..limits import DEFAULT_LIMITS, Limits
 from ..dialects import AMQP, UNDECIDED, Semantics
 from ..runtime.values import FLOAT_CLASSES, INT_CLASSES, double_value
+from ..functions import REGISTRY
 from ..tree import ast
 
 _PY_OP = {"=": "==", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -331,11 +332,12 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         return var
 
     def visit_Call(self, node: ast.Call) -> str:
-        if ":" in node.name:
+        function = REGISTRY.get(node.name)
+        if function is None or node.typ == "null":
             return "None"  # a function filtex does not know is NULL, arguments and all
         args = [self.value(arg) for arg in node.args]
         var = self.temp()
-        slow = f"_fn_{node.name}({', '.join(args)})"
+        slow = f"_fn_{function.ident}({', '.join(args)})"
         fast = _string_function(node, args)
         if fast is None:
             self.emit(f"{var} = {slow}")
@@ -343,7 +345,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
             self._typed_branch(var, args[0], [(f"type({args[0]}) in _STRS_CHAR", fast)], slow)
         # no max_string here (case mapping at most triples a string, the others
         # slice it), but what is kept counts against the evaluation's budget
-        if node.name in _STRING_FUNCTIONS:
+        if function.charged:
             self.charge(var)
         return var
 
@@ -470,7 +472,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
     def _compare_call_result(self, call: ast.Call, op: str, constant: ast.Literal,
                              args: list[str], var: str | None = None) -> str:
         result = self.temp()
-        self.emit(f"{result} = _fn_{call.name}({', '.join(args)})")
+        self.emit(f"{result} = _fn_{REGISTRY[call.name].ident}({', '.join(args)})")
         var = var or self.temp()
         self._compare_constant(var, op, result, constant)
         self.emit(f"{result} = None")   # a computed string, dropped once compared
@@ -730,37 +732,16 @@ _ROOT_PREDICATES = (ast.Compare, ast.Like, ast.In, ast.Between)
 # kept (``charge``): a temporary's name that ``temp()`` never gives.
 _SPENT = "_0"
 
-# Functions whose result is a string (charged to the evaluation's budget when kept).
-_STRING_FUNCTIONS = frozenset({"LOWER", "UPPER", "LEFT", "RIGHT", "SUBSTRING"})
 
 # Predicates whose value is always True or False, never NULL.
 _NEVER_NULL = (ast.Exists, ast.IsNull)
 
-def _count(node: ast.Node, minimum: int) -> int | None:
-    """A constant integer argument at least ``minimum``, else None."""
-    if isinstance(node, ast.Literal) and node.typ == "int" and node.value >= minimum:
-        return node.value
-    return None
-
-
 def _string_function(node: ast.Call, args: list[str]) -> str | None:
-    """Inline Python for a string function whose other arguments are constants
-    that cannot fail; None when the runtime function must do it."""
+    """Inline Python for a function of an exact string (``functions/``: its
+    ``inline`` form); None when the runtime function must do it."""
     if not args or isinstance(node.args[0], ast.Literal):
         return None  # constant subjects were folded unless they fail: leave that to the runtime
-    subject, rest = args[0], node.args[1:]
-    if node.name in ("LOWER", "UPPER") and not rest:
-        return f"{subject}.{node.name.lower()}()"
-    if node.name == "LEFT" and _count(rest[0], 0) is not None:
-        return f"{subject}[:{_count(rest[0], 0)}]"
-    if node.name == "RIGHT" and _count(rest[0], 0) is not None:
-        n = _count(rest[0], 0)
-        return f"{subject}[-{n}:]" if n else "''"
-    if node.name == "SUBSTRING" and _count(rest[0], 1) is not None:
-        start = _count(rest[0], 1) - 1  # type: ignore[operator]
-        if len(rest) == 1:
-            return f"{subject}[{start}:]"
-        count = _count(rest[1], 0)
-        if count is not None:
-            return f"{subject}[{start}:{start + count}]"
-    return None
+    function = REGISTRY.get(node.name)
+    if function is None or function.inline is None:
+        return None
+    return function.inline(args[0], node.args[1:])

@@ -507,6 +507,13 @@ def substring(value: Any, start: Any, count: Any = ...) -> str | None:
     return text[begin:begin + _count_arg(count, "SUBSTRING", "count", 0)]
 
 
+def length(value: Any) -> int | None:
+    """``filtex:length``: a string's characters (code points)."""
+    if value is None:
+        return None
+    return len(_string_arg(value, "filtex:length"))
+
+
 def utc() -> timestamp:
     return timestamp(time.time_ns() // 1_000_000)
 
@@ -521,8 +528,6 @@ def date(value: Any) -> timestamp | None:
     return timestamp(millis)
 
 
-FUNCTIONS = {"LOWER": lower, "UPPER": upper, "LEFT": left, "RIGHT": right,
-             "SUBSTRING": substring, "UTC": utc, "DATE": date}
 
 
 # --- derived fields (JMS header identifiers) -----------------------------------------

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from ..plan import atoms as A
 from ..plan import intervals
 from ..plan.text import TextForm, like_pattern, text_form
+from ..functions import REGISTRY
 from ..tree import ast
 from . import sql as S
 from .cases import Cases
@@ -167,7 +168,7 @@ def string_answers(cases: Cases, compiled: Any, tag: int, child: Any, rc: Any,
     if form is None and (found := function_form(node, compiled.atom.semantics)) is not None:
         form, chain = found
     probes = probe_strings(form or TextForm("in", [], False), compiled.numeric)
-    cased = any(name in _CASED for name, _ in chain)
+    cased = any(REGISTRY[name].spark.ascii_only for name, _ in chain)  # type: ignore[union-attr]
     if cased:   # Java's and Python's case mappings differ beyond ASCII: those rows go back
         probes = [p for p in probes if p.isascii()]
     if tag == A.CHAR:
@@ -226,9 +227,6 @@ def property_form(node: ast.Node) -> TextForm | None:
 
 # --- functions of the field ---------------------------------------------------------------
 
-_CASED = {"LOWER", "UPPER"}
-
-
 def function_form(node: ast.Node, semantics: Any) -> tuple[TextForm, tuple] | None:
     """The text form of a predicate on string functions of the field
     (``LOWER(x) = 'a'``, ``LEFT(sku, 3) IN (...)``), and the functions, innermost
@@ -246,14 +244,15 @@ def function_form(node: ast.Node, semantics: Any) -> tuple[TextForm, tuple] | No
     chain: list = []
     inner = operand
     while isinstance(inner, ast.Call):
+        function = REGISTRY.get(inner.name)
         args = inner.args[1:]
-        if inner.name in _CASED and not args:
-            chain.append((inner.name, ()))
-        elif inner.name in ("LEFT", "RIGHT", "SUBSTRING") and args and all(
-                isinstance(a, ast.Literal) and type(a.value) is int for a in args):
-            chain.append((inner.name, tuple(a.value for a in args)))
-        else:
+        if function is None or function.spark is None or inner.typ != "string" \
+                or not all(isinstance(a, ast.Literal) for a in args):
             return None
+        constants = tuple(a.value for a in args)
+        if not function.spark.accepts(constants):
+            return None
+        chain.append((inner.name, constants))
         inner = inner.args[0]
     if not chain or not isinstance(inner, ast.Field):
         return None
@@ -270,17 +269,7 @@ def function_form(node: ast.Node, semantics: Any) -> tuple[TextForm, tuple] | No
 def _apply(chain: tuple, text: str) -> str:
     """What Spark's functions give for ``text`` (the Python model the probes check)."""
     for name, args in chain:
-        if name == "LOWER":
-            text = text.lower()
-        elif name == "UPPER":
-            text = text.upper()
-        elif name == "LEFT":
-            text = text[:args[0]] if args[0] > 0 else ""
-        elif name == "RIGHT":
-            text = text[-args[0]:] if args[0] > 0 else ""
-        else:
-            start = args[0] - 1 if args[0] > 0 else 0
-            text = text[start:] if len(args) == 1 else text[start:start + max(args[1], 0)]
+        text = REGISTRY[name].spark.model(text, args)  # type: ignore[union-attr]
     return text
 
 
@@ -288,5 +277,5 @@ def _spark_chain(chain: tuple, child: str) -> str:
     for name, args in chain:
         if any(not -2**31 <= a < 2**31 for a in args):
             raise S.NotWritable(f"{name} argument out of Spark's int range")
-        child = f"{name.lower()}({', '.join([child] + [str(a) for a in args])})"
+        child = REGISTRY[name].spark.sql(child, args)  # type: ignore[union-attr]
     return child

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import runtime
+from .. import functions, runtime
 from ..runtime import patterns as like
 from ..errors import DefinitionProblem, EvaluationFailure
 from ..limits import DEFAULT_LIMITS, RESOURCE_LIMIT, Limits
@@ -79,7 +79,7 @@ class Checker(ast.NodeVisitor):
         self.header_names = {name: spec for name, *spec in dialect.header_names}
         self.sections = dict(dialect.section_qualifiers)
         self.bodies = dict(dialect.body_qualifiers)
-        self.functions = dict(dialect.functions)
+        self.functions = frozenset(dialect.functions)
         self.well_known = well_known(dialect)
 
     def check(self, tree: ast.Node) -> ast.Node:
@@ -233,25 +233,26 @@ class Checker(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> ast.Node:
         args = tuple(map(self.visit, node.args))
-        if ":" in node.name:
+        name = functions.canonical(node.name)
+        function = functions.REGISTRY.get(name) if name in self.functions else None
+        if ":" in node.name and function is None:
             if not self.dialect.vendor_functions:
                 raise DefinitionProblem(
                     f"vendor functions are not supported in the {self.dialect.name} dialect",
                     node.offset)
+            # a vendor function filtex does not know is NULL, arguments and all
             return ast.Literal(value=None, typ="null", offset=node.offset) if self.fold \
                 else node.with_(args=args, typ="null")
-        arity = self.functions.get(node.name)
-        if arity is None:
+        if function is None:
             raise DefinitionProblem(f"unknown function {node.name}", node.offset)
-        low, high = arity
+        low, high = function.arity
         if not low <= len(args) <= high:
             wanted = str(low) if low == high else f"{low} to {high}"
             raise DefinitionProblem(
                 f"{node.name} takes {wanted} argument{'s' if high != 1 else ''}, "
                 f"not {len(args)}", node.offset)
-        typ = "timestamp" if node.name in ("UTC", "DATE") else "string"
-        node = node.with_(args=args, typ=typ)
-        return node if node.name == "UTC" else self._folded(node)
+        node = node.with_(name=name, args=args, typ=function.result)
+        return node if function.volatile else self._folded(node)
 
     # --- folding ---------------------------------------------------------------------
 
@@ -294,7 +295,7 @@ def fold_constant(node: ast.Node, semantics: Semantics = AMQP.semantics) -> Any:
     if isinstance(node, ast.Like):
         return semantics.like(values[0], values[1], node.negated, *values[2:])
     if isinstance(node, ast.Call):
-        return runtime.FUNCTIONS[node.name](*values)
+        return functions.REGISTRY[node.name].run(*values)
     raise EvaluationFailure(f"cannot fold {type(node).__name__}")
 
 

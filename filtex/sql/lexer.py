@@ -219,7 +219,7 @@ class _Rules:
                 raise DefinitionProblem(f"keyword {excerpt(t.value)} must be written {upper} in "
                                         f"the {dialect.name} dialect", t.lexpos)
             if upper in dialect.reserved and not (
-                    upper == t.value and any(name == upper for name, _ in dialect.functions)):
+                    upper == t.value and upper in dialect.functions):
                 raise DefinitionProblem(f"{excerpt(t.value)} is a reserved word in the "
                                         f"{dialect.name} dialect", t.lexpos)
         if not re.fullmatch(lexer.identifier_re, t.value):
