@@ -154,7 +154,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         returning ``result`` after the emitted statements.
 
         One code object serves three functions that differ only in the default
-        of ``_mode`` (see ``compiler.load``): ``None`` returns True/False/None,
+        of ``_mode`` (see ``codegen/loader.py``): ``None`` returns True/False/None,
         ``True`` returns a plain bool (``matches``), ``False`` lets the failure
         propagate (``Filter.outcome`` reads its reason). ``receiving_connection``
         is the connection of the link the message goes to (no-local filters).

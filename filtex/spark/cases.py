@@ -1,6 +1,6 @@
 """One atom's answers per AMQP type tag, collected and written as Spark SQL.
 
-``native.py`` reads an atom's tag plan (``arrow/atoms.py``) and records, per
+``native.py`` reads an atom's tag plan (``plan/atoms.py``) and records, per
 tag, a constant answer, a Kleene expression answering the tag's rows, or
 sub-cases within the tag (NaN, a boolean's two values) that come first.
 ``Cases.columns`` writes them as one atom's Columns: its three-valued value,

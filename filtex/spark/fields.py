@@ -35,7 +35,7 @@ KNOWN_TAGS = frozenset(range(26))
 _FLAT_TAGS = {"ByteType": BYTE, "ShortType": SHORT, "IntegerType": INT, "LongType": LONG,
               "FloatType": FLOAT, "DoubleType": DOUBLE, "StringType": STRING,
               "BooleanType": BOOLEAN, "BinaryType": BINARY, "TimestampType": TIMESTAMP}
-"""Spark type -> the AMQP type a flat column's values have (``arrow/flat.py``'s
+"""Spark type -> the AMQP type a flat column's values have (``table/flat.py``'s
 rules for the Arrow types Spark hands over)."""
 _FLAT_CHILD = {BYTE: "i", SHORT: "i", INT: "i", LONG: "i", FLOAT: "f", DOUBLE: "f",
                STRING: "s", BOOLEAN: "b", BINARY: "x", TIMESTAMP: "i"}
@@ -221,7 +221,7 @@ _RANGES = {"ubyte": (0, 255), "uint": (0, 2**32 - 1)}
 
 def _flat_typed(column: str, typ: Any, tag: int, section: str, key: str) -> SparkField:
     """A flat column mapped to a typed header/properties field: exact casts only
-    (``arrow/flat.py``); a value out of the field's range is unreadable."""
+    (``table/flat.py``); a value out of the field's range is unreadable."""
     cls = {**HEADER_TYPES, **PROPERTIES_TYPES}[key][0]
     want = SCALAR_TAGS[cls]
     name = CHILD_OF_TAG[want]

@@ -1,8 +1,8 @@
 """A checked filter as native Spark Columns, exact by the same rules as the kernels.
 
-The third reading of the batch engine's plan (``arrow/plan.py``): the boolean
+The third reading of the batch engine's plan (``plan/skeleton.py``): the boolean
 skeleton over atoms, each atom's answer per AMQP type tag learned from the
-per-message engine (``arrow/atoms.py``). Where the kernel evaluates an atom's
+per-message engine (``plan/atoms.py``, ``plan/oracle.py``). Where the kernel evaluates an atom's
 mode with numba, this module writes it as a Spark expression over the field's
 tag and typed child (``fields.py``):
 

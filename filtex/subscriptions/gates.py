@@ -167,13 +167,10 @@ def _term(node: Any, rules: Semantics) -> Term | None:
 # bound in Python as every dialect orders it.
 _EXACT = 1 << 53
 
-_MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}
-
-
 def _compare(node: ast.Compare, rules: Semantics) -> Term | None:
     left, right, op = node.left, node.right, node.op
     if isinstance(left, ast.Literal):
-        left, right, op = right, left, _MIRROR.get(op, op)
+        left, right, op = right, left, ast.MIRROR[op]
     field = _field(left)
     if not field or not isinstance(right, ast.Literal):
         return None
