@@ -166,6 +166,18 @@ def test_residual_rows_take_the_udf_in_column_and_where(spark):
     assert "UNION ALL" in fs.explain(flt, df)
 
 
+def test_a_long_in_list_is_exact_natively_whatever_constant_it_holds(spark):
+    """Regression (the plan sampled 64 of a long IN list's constants): constants
+    the row engine compares after rounding, far into an 80-constant list."""
+    fillers = [str(1000 + i) for i in range(79)]
+    messages = [filtex.Message(application_properties={"x": v})
+                for v in (ulong(9999999999999999999), 2.0**64, 0.1, 9007199254740996.0, 1000)]
+    filters = [filtex.compile_sql(f"x {neg}IN ({', '.join(fillers[:44] + [c] + fillers[44:])})")
+               for c in ("1.0E19", "18446744073709551615", "0.1", "9007199254740995")
+               for neg in ("", "NOT ")]
+    assert_agree(spark_table(spark, messages), filters, messages)
+
+
 def test_flat_dataframes_by_mapping_and_nulls(spark):
     import datetime as dt
     events = pa.table({"prio": pa.array([7, 1, None, 300], pa.int32()),

@@ -196,7 +196,7 @@ def _numeric_tag(p: TagPlan, compiled: Any, tag: int, domains: Any, rc: Any) -> 
         cls, lo, hi = INT_TAGS[tag]
         mode, which = INTS, 0
         samples = intervals.int_probes(compiled.numeric, lo, hi)
-    if domains is not None:
+    if domains is not None and intervals.trusted(compiled.numeric):
         found = domains[which]
         for v in samples:
             expected = TRUE if intervals.contains(found, v) else FALSE

@@ -182,8 +182,23 @@ EMPTY_DOUBLE = np.zeros((0, 2), np.float64)
 
 
 PROBED_CONSTANTS = 64
-"""Constants probed around (a long IN list: an even sample of them), so the
-probes of one atom stay a few hundred whatever the filter's size."""
+"""Constants probed around: a long IN list's plain integers by an even sample of
+them, so the probes of one atom stay a few hundred whatever the filter's size;
+every other constant always (``trusted``)."""
+
+
+def _plain(c: Any) -> bool:
+    """An integer constant a double holds exactly: it compares exactly in every
+    domain, with every value type, whatever the dialect (a float, a decimal or a
+    huge integer may be compared after rounding: each is probed)."""
+    return type(c) is int and -(2**53) <= c <= 2**53
+
+
+def trusted(form: list) -> bool:
+    """Can probes vouch for ``form``'s intervals? Not when more than
+    ``PROBED_CONSTANTS`` of its constants are not plain integers: such a tag is
+    answered per value present instead (exact by construction)."""
+    return sum(not _plain(c) for c in constants(form)) <= PROBED_CONSTANTS
 
 
 def constants(form: list) -> list:
@@ -201,8 +216,12 @@ def _constants(form: list | None) -> list:
         return []
     values = constants(form)
     if len(values) > PROBED_CONSTANTS:
-        step = len(values) / PROBED_CONSTANTS
-        values = [values[int(i * step)] for i in range(PROBED_CONSTANTS)] + [values[-1]]
+        plain = [c for c in values if _plain(c)]
+        others = [c for c in values if not _plain(c)][:PROBED_CONSTANTS]
+        step = len(plain) / PROBED_CONSTANTS
+        sample = [plain[int(i * step)] for i in range(PROBED_CONSTANTS)] + plain[-1:] \
+            if len(plain) > PROBED_CONSTANTS else plain
+        values = sample + others
     return values
 
 

@@ -62,6 +62,8 @@ def constant_by_type(compiled: Any, tag: int, rc: Any) -> int | None:
     lo, hi = A.INT_TAGS.get(tag, (None, 0, 2**64 - 1))[1:]
     if compiled.numeric is not None:   # a comparison with numbers the tag does not
         # answer by value (a timestamp with a decimal): probed around the constants
+        if not intervals.trusted(compiled.numeric):
+            return None
         probes = intervals.double_probes(compiled.numeric) if tag in A.FLOAT_TAGS else \
             intervals.int_probes(compiled.numeric, lo, hi)
         answers = {compiled.value_outcome(A.VALUE_CLASS[tag](convert(v)), rc)
