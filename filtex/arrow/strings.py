@@ -67,6 +67,5 @@ def string_table(compiled: Any, plan: Any, dictionary: pa.Array, rc: Any) -> np.
             row[:size] = np.where(valid, fast.astype(np.int8), BACK)
             continue
         values = dictionary.to_pylist()
-        row[:size] = [BACK if s is None else compiled.value_outcome(s if cls is str else cls(s), rc)
-                      for s in values]
+        row[:size] = compiled.string_outcomes(values, cls, rc)
     return table

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from typing import Any, Callable, cast
+from typing import Any, Callable
 
 import numpy as np
 from proton import byte, int32, short, ubyte, uint, ushort
@@ -29,7 +29,7 @@ from ..table.schema import KEY_CLASS
 from ..tree import ast
 from . import intervals
 from .arith import DOUBLE, ArithForm, _Bad, model
-from .atoms import (_FAILED, FAIL, FALSE, FLOAT_TAGS, TRUE, UNKNOWN, VALUE_CLASS,
+from .atoms import (_FAILED, BACK, FAIL, FALSE, FLOAT_TAGS, TRUE, UNKNOWN, VALUE_CLASS,
                     numeric_form)
 
 SAMPLE = 64
@@ -117,7 +117,16 @@ class CompiledAtom:
     def value_outcome(self, value: Any, rc: Any) -> int:
         """The outcome for a present value, given to the value function
         directly (no message built: one call per distinct value)."""
-        return run(cast(Callable[..., Any], self.on_value), value, rc)
+        return run(self.on_value, value, rc)  # type: ignore[arg-type]
+
+    def string_outcomes(self, strings: list[Any], cls: type, rc: Any) -> list[int]:
+        """The outcome for each of a dictionary's strings (None: ``BACK``), as
+        ``cls`` (str, symbol or char): the loop the batch engine runs once per
+        distinct string, so the value function is bound once."""
+        fn = self.on_value
+        convert = cls is not str
+        return [BACK if s is None else run(fn, cls(s) if convert else s, rc)  # type: ignore[arg-type]
+                for s in strings]
 
     def message_outcome(self, message: Message, rc: Any) -> int:
         """The outcome for a whole message (arithmetic over several fields)."""
@@ -176,8 +185,9 @@ def value_outcomes(compiled: CompiledAtom, tag: int, values: np.ndarray, rc: Any
     """The atom's outcome for each of ``values`` (of ``tag``), one run per value."""
     cls = VALUE_CLASS[tag]
     convert = float if tag in FLOAT_TAGS else int
-    return np.array([compiled.value_outcome(cls(convert(v)), rc) for v in values.tolist()],
-                    np.int8)
+    fn = compiled.on_value
+    return np.array([run(fn, cls(convert(v)), rc)  # type: ignore[arg-type]
+                     for v in values.tolist()], np.int8)
 
 
 # --- the arithmetic model against the atom, on probe messages ---------------------------
