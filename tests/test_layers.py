@@ -156,3 +156,43 @@ def test_spark_the_index_and_lint_read_the_plan_not_the_batch_engine():
              for target in targets
              if _engine(target, "filtex.row") or _engine(target, "filtex.arrow")}
     assert found == allowed
+
+
+# --- the pipeline's direction ---------------------------------------------------------------
+
+LAYERS = [
+    ("inputs and guarantees (at the side)", {
+        "filtex._version", "filtex.errors", "filtex.names", "filtex.limits", "filtex.cache",
+        "filtex.footprint", "filtex.quoting", "filtex.message", "filtex.accessors",
+        "filtex.forms", "filtex.proton_message", "filtex.typed_json", "filtex.files",
+        "filtex.amqp", "filtex.table", "filtex.spark_io", "filtex.runtime", "filtex.codegen",
+        "filtex.tree", "filtex.functions", "filtex.dialects", "filtex.filter"}),
+    ("front ends", {"filtex.sql", "filtex.described"}),
+    ("the row engine", {"filtex.row"}),
+    ("the front door", {"filtex.compiler"}),
+    ("the plan", {"filtex.plan"}),
+    ("engines", {"filtex.arrow", "filtex.spark", "filtex.subscriptions"}),
+    ("tools", {"filtex.lint", "filtex.cli", "filtex", "filtex.__main__"}),
+]
+"""Units (packages, top-level modules) from the bottom of the pipeline to the top.
+``filter.py`` is at the side: it is what the front door makes and every stage takes."""
+
+CONVENIENCES = {
+    ("filtex.filter", "filtex.arrow"): "Filter.evaluate_batch and filter_table (lazy)",
+    ("filtex.filter", "filtex.row"): "Filter.explain (lazy)",
+}
+"""The imports that point up: a Filter's methods that run an engine on it."""
+
+
+def test_every_import_points_down_the_pipeline():
+    """A unit imports only its own layer's and lower layers' units (the other
+    tests keep a layer free of circles). A new package must be placed here."""
+    rank = {unit: index for index, (_, units) in enumerate(LAYERS) for unit in units}
+    graph = package_edges(import_edges())
+    units = {_unit(m) for m in import_edges()}
+    assert units <= set(rank), f"place these in LAYERS: {sorted(units - set(rank))}"
+    upward = sorted((unit, target) for unit, targets in graph.items() for target in targets
+                    if rank[target] > rank[unit] and (unit, target) not in CONVENIENCES)
+    assert upward == [], f"imports that point up the pipeline: {upward}"
+    used = {(u, t) for u, targets in graph.items() for t in targets}
+    assert set(CONVENIENCES) <= used, "a convenience that is gone: take it out"

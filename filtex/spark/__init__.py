@@ -36,7 +36,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, NamedTuple
 
-import filtex
+from ..compiler import compile_filter, compile_sql
+from ..filter import Filter
 
 from ..spark_io.binary import from_amqp
 from ..spark_io.connectors import from_event_hubs, from_kafka
@@ -48,10 +49,10 @@ METHODS = ("auto", "native", "udf")
 
 def _filter(flt: Any, dialect: str) -> Any:
     if isinstance(flt, str):
-        return filtex.compile_sql(flt, dialect)
-    if isinstance(flt, filtex.Filter):
+        return compile_sql(flt, dialect)
+    if isinstance(flt, Filter):
         return flt
-    return filtex.compile_filter(flt, dialect)
+    return compile_filter(flt, dialect)
 
 
 class _Prepared(NamedTuple):
