@@ -75,7 +75,7 @@ def _reverse(value):
     return ops._string_arg(value, "filtex:reverse")[::-1]
 
 
-REVERSE = Function("filtex:REVERSE", (1, 1), "string", _reverse, charged=True,
+REVERSE = Function("filtex:REVERSE", (1, 1), "string", _reverse,
                    inline=lambda subject, rest: f"{subject}[::-1]")
 
 
@@ -119,6 +119,30 @@ def test_a_new_function_record_works_in_every_engine(reverse_in_amqp, engine):
     flt = filtex.compile_sql(texts[0])
     verdicts = [flt.evaluate(m) for m in _messages()]
     assert verdicts[:5] == [None, True, False, False, True]   # absent, abc, '', été, symbol
+
+
+WIDTH = Function("WIDTH", (1, 1), "int", ops.length, inline=lambda subject, rest: f"len({subject})")
+
+
+def test_a_function_of_another_result_type_is_not_compared_as_text(monkeypatch):
+    """``LOWER(s) = 'a'`` is generated as one test of the inline result; a function
+    whose result is no string (here a test-only, unprefixed ``WIDTH`` with an
+    inline ``len()``) must not be: an integer compared with a string fails in
+    amqp, it is not FALSE."""
+    monkeypatch.setitem(functions.REGISTRY, WIDTH.name, WIDTH)
+    record = dataclasses.replace(DIALECTS["amqp"],
+                                 functions=(*DIALECTS["amqp"].functions, WIDTH.name))
+    monkeypatch.setitem(DIALECTS, "amqp", record)
+    compiler.cache_clear()
+    try:
+        message = filtex.Message(application_properties={"s": "abc"})
+        for text in ("WIDTH(s) = 'abc'", "filtex:length(s) = 'abc'"):
+            flt = filtex.compile_sql(text)
+            outcome = flt.outcome(message)
+            assert outcome.result is None and "cannot compare" in outcome.reason, text
+        assert filtex.compile_sql("WIDTH(s) = 3").evaluate(message) is True
+    finally:
+        compiler.cache_clear()
 
 
 # --- filtex:length, everywhere ---------------------------------------------------------------

@@ -437,7 +437,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
             left, right, op = right, left, ast.MIRROR[op]
         if self.fuse_calls and isinstance(left, ast.Call) and isinstance(right, ast.Literal) \
                 and right.typ == "string" and op in self.semantics.string_ops \
-                and not self.compact and ":" not in left.name:
+                and not self.compact and _fusable(left):
             fused = self._compare_string_call(left, op, right)
             if fused is not None:
                 return fused
@@ -735,6 +735,17 @@ _SPENT = "_0"
 
 # Predicates whose value is always True or False, never NULL.
 _NEVER_NULL = (ast.Exists, ast.IsNull)
+
+def _fusable(call: ast.Call) -> bool:
+    """Can ``call op 'text'`` be generated as one test (``_compare_string_call``)?
+    For a function filtex knows whose inline form, if it has one, is a string:
+    the inline result is compared with the constant by Python's own operator (a
+    function of another result type, ``filtex:length``, is compared by the
+    runtime, which refuses to compare it with a string)."""
+    function = REGISTRY.get(call.name)
+    return function is not None and call.typ != "null" and (
+        function.inline is None or function.result == "string")
+
 
 def _string_function(node: ast.Call, args: list[str]) -> str | None:
     """Inline Python for a function of an exact string (``functions/``: its
