@@ -4,7 +4,7 @@ The shared atom pass (``kernel.pass_source``) is this block in a loop, writing
 an outcome column. In the templates ``@`` marks a local's name and ``OUT`` the
 outcome; ``_fill`` gives a template the child it reads.
 Outcomes: 0 false, 1 true, 2 unknown, 4 failure, 8 back to the per-message
-engine (one bit each, so a kernel tests all atoms for either with one OR); modes are ``atoms.py``'s. A tag outside 0..25, a child whose validity
+engine (one bit each, so a kernel tests all atoms for either with one OR); modes are ``plan/atoms.py``'s. A tag outside 0..25, a child whose validity
 bit is clear (in every mode, constants too: a malformed row is never answered
 here) or a code outside the dictionary gives 8.
 """

@@ -1,7 +1,7 @@
 """The batch engine: any filter over a message table, kernels where they exist.
 
-``evaluate(filter, data)`` plans the filter once (``plan.py``), learns each
-atom's answers per type tag from the per-message engine (``atoms.py``), runs
+``evaluate(filter, data)`` plans the filter once (``plan/prepared.py``), takes
+each atom's decisions per type tag from the plan (``plan/atoms.py``), runs
 the compiled kernel of the filter's shape over every record batch, and
 evaluates the rows the kernel handed back (residual entries, tags whose
 values it cannot read, tables whose tags and children disagree) with the

@@ -1,7 +1,7 @@
 """The kernel generator: a filter's skeleton as one numba function over columns.
 
 The second code generator beside the per-message one (``row/generator.py``),
-over the same checked tree (split by ``plan.py``). Each atom's outcome column
+over the same checked tree (split by ``plan/skeleton.py``). Each atom's outcome column
 comes from ``atompass.atom_outcomes`` (compiled once for every filter); the
 generated kernel, one per skeleton *shape*, walks the rows 64 at a time,
 combines the outcomes as (value, known) bit pairs with the failure rule (any

@@ -10,8 +10,10 @@ chains of string functions under a text comparison). A missing form only
 means "not native there": the runtime operation is always exact.
 
 The checker reads the arity, the result type and ``volatile``; the row engine
-``run``, ``inline`` and ``charged``; the plan's constant folder ``volatile``;
-Spark ``spark``. A dialect lists the functions it has by name
+``run``, ``inline`` and the result type (a string result is charged to the
+evaluation's budget, and only a string result's inline form is compared with a
+string constant directly); the plan's constant folder ``volatile``; Spark
+``spark``. A dialect lists the functions it has by name
 (``Dialect.functions``). Adding a function is a record here (in ``strings.py``
 or ``time.py``) and its name in the dialects that have it.
 """
@@ -38,8 +40,4 @@ STANDARD = ("LOWER", "UPPER", "LEFT", "RIGHT", "SUBSTRING", "UTC", "DATE")
 """The functions of the AMQP filter expressions specification (6.4.4.3)."""
 
 
-def lookup(name: str) -> Function | None:
-    return REGISTRY.get(canonical(name))
-
-
-__all__ = ["REGISTRY", "STANDARD", "Function", "SparkForm", "canonical", "lookup"]
+__all__ = ["REGISTRY", "STANDARD", "Function", "SparkForm", "canonical"]

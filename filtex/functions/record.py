@@ -26,12 +26,16 @@ class Function:
     result: str                    # the checker's type of the result ("string", "int", ...)
     run: Callable[..., Any]        # the runtime operation
     volatile: bool = False         # reads the clock
-    charged: bool = False          # its result is a string the evaluation's budget counts
     inline: Callable[[str, Sequence[ast.Node]], str | None] | None = None
     """Python for the result when the first argument is an exact ``str`` (the
     subject's expression, the other argument nodes); None where only the
     runtime operation can answer (an argument that is not a safe constant)."""
     spark: SparkForm | None = None
+
+    @property
+    def charged(self) -> bool:
+        """Its result is a string the evaluation's budget counts when kept."""
+        return self.result == "string"
 
     @property
     def ident(self) -> str:

@@ -33,10 +33,10 @@ def _cased(method: str) -> Any:
     return inline
 
 
-LOWER = Function("LOWER", (1, 2), "string", ops.lower, charged=True, inline=_cased("lower"),
+LOWER = Function("LOWER", (1, 2), "string", ops.lower, inline=_cased("lower"),
                  spark=SparkForm(_spark_call("lower"), lambda text, args: text.lower(),
                                  lambda args: not args, ascii_only=True))
-UPPER = Function("UPPER", (1, 2), "string", ops.upper, charged=True, inline=_cased("upper"),
+UPPER = Function("UPPER", (1, 2), "string", ops.upper, inline=_cased("upper"),
                  spark=SparkForm(_spark_call("upper"), lambda text, args: text.upper(),
                                  lambda args: not args, ascii_only=True))
 
@@ -78,11 +78,11 @@ def _spark_substring(text: str, args: tuple[int, ...]) -> str:
     return text[start:] if len(args) == 1 else text[start:start + max(args[1], 0)]
 
 
-LEFT = Function("LEFT", (2, 2), "string", ops.left, charged=True, inline=_left,
+LEFT = Function("LEFT", (2, 2), "string", ops.left, inline=_left,
                 spark=SparkForm(_spark_call("left"), _spark_left, _ints))
-RIGHT = Function("RIGHT", (2, 2), "string", ops.right, charged=True, inline=_right,
+RIGHT = Function("RIGHT", (2, 2), "string", ops.right, inline=_right,
                  spark=SparkForm(_spark_call("right"), _spark_right, _ints))
-SUBSTRING = Function("SUBSTRING", (2, 3), "string", ops.substring, charged=True,
+SUBSTRING = Function("SUBSTRING", (2, 3), "string", ops.substring,
                      inline=_substring,
                      spark=SparkForm(_spark_call("substring"), _spark_substring, _ints))
 

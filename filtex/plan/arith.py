@@ -27,6 +27,8 @@ import math
 from decimal import Decimal
 from typing import Any
 
+from proton import byte, int32, short, ubyte, uint, ushort
+
 from ..runtime.values import INT_CLASSES
 from ..tree import ast
 from ..tree.ast import MIRROR
@@ -35,6 +37,10 @@ from .atoms import FALSE, TRUE, UNKNOWN
 
 BOUND = 2**31 - 1
 DOUBLE = 12
+OPERAND_CLASSES = {10: int, 9: int32, 8: short, 7: byte, 3: ubyte, 4: ushort, 5: uint,
+                   DOUBLE: float}
+"""The operand tags the kernel's arithmetic reads (long, int, short, byte, ubyte,
+ushort, uint, double), each with the Python class of its values."""
 _OPS = {"+", "-", "*", "%"}
 
 

@@ -1,6 +1,6 @@
 """What an atom answers for each type tag: the plan's decisions, per tag.
 
-An atom (``plan.py``) reads one field, so its answer for a row is a function
+An atom (``skeleton.py``) reads one field, so its answer for a row is a function
 of that field's type tag and value. The kernel needs that function in a form
 it can evaluate over columns, one *mode* per tag:
 

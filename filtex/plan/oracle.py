@@ -18,7 +18,7 @@ import random
 from typing import Any, Callable
 
 import numpy as np
-from proton import byte, int32, short, ubyte, uint, ushort
+from proton import byte, short, ubyte, uint, ushort
 
 from ..accessors import MessageAccessor
 from ..functions import REGISTRY
@@ -28,7 +28,7 @@ from ..row import RowGenerator, load
 from ..table.schema import KEY_CLASS
 from ..tree import ast
 from . import intervals
-from .arith import DOUBLE, ArithForm, _Bad, model
+from .arith import OPERAND_CLASSES, ArithForm, _Bad, model
 from .atoms import (_FAILED, BACK, FAIL, FALSE, FLOAT_TAGS, TRUE, UNKNOWN, VALUE_CLASS,
                     numeric_form)
 
@@ -134,23 +134,17 @@ class CompiledAtom:
 
     def agrees_on_sample(self, fast: np.ndarray, cls: type, dictionary: Any, rc: Any) -> bool:
         """Does the engine give ``fast`` (a vectorised answer per dictionary
-        entry) on a sample of the entries?"""
-        return _agrees_on_strings(fast, self, cls, dictionary, rc)
-
-
-def _agrees_on_strings(fast: np.ndarray, compiled: CompiledAtom, cls: type, dictionary: Any,
-                       rc: Any) -> bool:
-    """Does the engine give the vectorised answer on a sample of the entries?"""
-    size = len(dictionary)
-    picks = sorted(set(range(min(size, SAMPLE // 2))) |
-                   set(np.linspace(0, size - 1, SAMPLE // 2).astype(int).tolist()))
-    for i in picks:
-        s = dictionary[i].as_py()
-        if s is None:
-            continue
-        if compiled.value_outcome(s if cls is str else cls(s), rc) != int(fast[i]):
-            return False
-    return True
+        entry, as ``cls``) on a sample of the entries?"""
+        size = len(dictionary)
+        picks = sorted(set(range(min(size, SAMPLE // 2))) |
+                       set(np.linspace(0, size - 1, SAMPLE // 2).astype(int).tolist()))
+        for i in picks:
+            s = dictionary[i].as_py()
+            if s is None:
+                continue
+            if self.value_outcome(s if cls is str else cls(s), rc) != int(fast[i]):
+                return False
+        return True
 
 
 _READS = (ast.Field, ast.Body, ast.NoLocal, ast.Derived, ast.PropertyMatch, ast.HeaderMatch,
@@ -192,8 +186,6 @@ def value_outcomes(compiled: CompiledAtom, tag: int, values: np.ndarray, rc: Any
 
 # --- the arithmetic model against the atom, on probe messages ---------------------------
 
-PROBE_CLASSES = {10: int, 9: int32, 8: short, 7: byte, 3: ubyte, 4: ushort, 5: uint,
-                  DOUBLE: float}
 _RANGES = {ubyte: (0, 255), ushort: (0, 65535), uint: (0, 9999), byte: (-128, 127),
            short: (-9999, 9999)}
 
@@ -234,11 +226,11 @@ def arith_tags(form: ArithForm, compiled: CompiledAtom, seed: int = 7) -> frozen
     (each type alone, then all of them mixed), or None when they do not mix."""
     rng = random.Random(seed)
     constants = intervals.constants(form.comparison)
-    accepted = [tag for tag, cls in PROBE_CLASSES.items()
+    accepted = [tag for tag, cls in OPERAND_CLASSES.items()
                 if _arith_agrees(form, compiled, rng, [cls], constants, 24)]
     if not accepted:
         return frozenset()
-    mixed = [PROBE_CLASSES[t] for t in accepted]
+    mixed = [OPERAND_CLASSES[t] for t in accepted]
     if not _arith_agrees(form, compiled, rng, mixed, constants, 160):
         return None
     return frozenset(accepted)

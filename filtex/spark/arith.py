@@ -29,7 +29,7 @@ from .fields import SparkField
 
 BOUND = kernel_arith.BOUND
 _MAX_DOUBLE = S.double(1.7976931348623157e308)
-_INT_TAGS = frozenset(t for t in oracle.PROBE_CLASSES if t != kernel_arith.DOUBLE)
+_INT_TAGS = frozenset(t for t in kernel_arith.OPERAND_CLASSES if t != kernel_arith.DOUBLE)
 
 
 class Computed:
