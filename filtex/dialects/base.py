@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import runtime
 from ..functions import REGISTRY, STANDARD
+from .rules import AMQP_NUMBER_RULES, NumberRules
 
 if TYPE_CHECKING:
     from ..names import Dialect as DialectName
@@ -83,6 +84,7 @@ class Semantics:
     string_concatenation = True    # string + string (jms: string + anything) makes a string
     property_match = "spec"        # property filters as filtex 4.1 reads them; "present":
     #                                an absent value never matches (RabbitMQ)
+    numbers: NumberRules = AMQP_NUMBER_RULES   # numbers against numeric constants (rules.py)
 
     def other_type(self, test: str, op: str = "=", negated: bool = False) -> Any:
         """The result of a test against string constants (``compare-string``,

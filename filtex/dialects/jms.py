@@ -20,6 +20,27 @@ from ..runtime.patterns import compile_like
 from ..runtime.values import (BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, decimal_value,
                               double_value, exact, kind_of)
 from .base import UNDECIDED, Dialect, Lenient
+from . import rules as R
+
+JAVA_DOUBLE = R.Rounded("double", "total")
+JAVA_FLOAT = R.Rounded("float32", "total")
+JMS_NUMBER_RULES = R.NumberRules(R.table({
+    # an Integer or Long against an Integer or Long constant: exactly; a Double on
+    # either side makes both doubles; a Float against an integer makes both
+    # floats; doubles order as Double.compareTo; IN lists strings only
+    **{kind: {R.INTEGER: R.EXACT, R.DOUBLE: JAVA_DOUBLE, R.INFINITY: JAVA_DOUBLE,
+              R.NAN: JAVA_DOUBLE} for kind in (R.INTEGER, R.TIMESTAMP)},
+    R.FLOAT32: {R.INTEGER: JAVA_FLOAT, R.DOUBLE: JAVA_DOUBLE, R.INFINITY: JAVA_DOUBLE,
+                R.NAN: JAVA_DOUBLE},
+    R.DOUBLE: {R.INTEGER: JAVA_DOUBLE, R.DOUBLE: JAVA_DOUBLE, R.INFINITY: JAVA_DOUBLE,
+               R.NAN: JAVA_DOUBLE},
+}), in_list=None, other_types=R.other_types({
+    # unlike Java types differ: = FALSE, <> TRUE, no order; IN is unknown but for
+    # a String; LIKE FALSE for a non-String; a non-boolean condition FALSE
+    "string =": "false", "string <>": "true", "string order": "false",
+    "boolean =": "false", "boolean <>": "true", "boolean order": "false",
+    "null": "unknown", "in strings": "unknown", "like": "false", "condition": "false"}))
+"""jms: ``Jms.compare_views`` (``_java_key``), ``in_values``, ``like``, ``predicate``."""
 
 JMS_KEYWORDS = frozenset({"AND", "OR", "NOT", "IS", "NULL", "LIKE", "ESCAPE", "IN", "BETWEEN",
                           "TRUE", "FALSE"})
@@ -129,6 +150,7 @@ class Jms(Lenient):
     like_escapes = "escape-wildcards"
     non_boolean_condition = False  # a bare non-boolean property is FALSE
     float_order = "total"          # NaN and -0.0 order as in Java
+    numbers = JMS_NUMBER_RULES
 
     def view(self, value: Any) -> Any:  # type: ignore[override]
         """The Apache filters document's AMQP-to-JMS type mapping."""

@@ -21,6 +21,20 @@ from ..runtime.values import (BINARY, BOOL, FLOAT, INT, STRING, TIMESTAMP, UUID,
                               exact, kind_of)
 from ..functions import STANDARD
 from .base import Dialect, Lenient
+from . import rules as R
+
+RABBITMQ_NUMBER_RULES = R.NumberRules(R.table({
+    # Erlang compares integers and floats exactly; a non-finite constant is no
+    # Erlang number (unknown); IN is lists:any of =, an unknown item FALSE
+    kind: {R.INTEGER: R.EXACT, R.DOUBLE: R.EXACT, R.INFINITY: R.UNKNOWN, R.NAN: R.UNKNOWN}
+    for kind in (R.INTEGER, R.TIMESTAMP, R.FLOAT32, R.DOUBLE)}), in_list="or-known",
+    other_types=R.other_types({
+        # Erlang's == and /= on unlike terms; no order but between numbers and
+        # between byte strings; LIKE and a non-boolean condition unknown
+        "string =": "false", "string <>": "true", "string order": "false",
+        "boolean =": "false", "boolean <>": "true", "boolean order": "false",
+        "null": "unknown", "in strings": "false", "like": "unknown", "condition": "unknown"}))
+"""rabbitmq: ``RabbitMQ.compare_views``, ``in_values``, ``like``, ``predicate``."""
 
 RABBITMQ_KEYWORDS = frozenset({"AND", "OR", "NOT", "IS", "NULL", "LIKE", "ESCAPE", "IN",
                                "TRUE", "FALSE"})
@@ -50,6 +64,7 @@ class RabbitMQ(Lenient):
     string_concatenation = False   # + is for numbers only
     null_view = True               # IS NULL sees dropped values as absent
     finite_numbers = True          # NaN and infinities are dropped
+    numbers = RABBITMQ_NUMBER_RULES
 
     def view(self, value: Any) -> Any:  # type: ignore[override]
         value = exact(value)

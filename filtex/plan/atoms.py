@@ -18,11 +18,15 @@ it can evaluate over columns, one *mode* per tag:
   dialect's own answer whatever its float order.
 - ``FALLBACK``: the row goes to the per-message engine.
 
-Nothing here restates a dialect rule. Constant answers come from running the
-atom; an interval form is used for a tag only after the atom, run on values
-around every constant and at the ends of the tag's range, agreed with it. The
-atom runs in ``oracle.py`` (its ``CompiledAtom``): this module decides from
-the answers it gives and never calls the per-message engine itself.
+Nothing here restates a dialect rule. A numeric comparison's intervals, or its
+one answer for a tag, come from the dialect's declared number rules
+(``dialects/rules.py``, checked against the row code by ``tests/test_rules.py``)
+through ``intervals.decide``; nothing is probed. Answers that enumerate run
+the atom: absent, null, False and True, the four float specials, a type-only
+test on one value of its type, and (per batch) each distinct string or value
+present. The atom runs in ``oracle.py`` (its ``CompiledAtom``): this module
+decides from the answers it gives and never calls the per-message engine
+itself.
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ from proton import (UNDESCRIBED, Array, Data, Described, byte, char, decimal32, 
                     decimal128, float32, int32, short, symbol, timestamp, ubyte, uint, ulong,
                     ushort)
 
+from ..dialects import rules
 from ..runtime.values import INT_CLASSES
 from ..tree import ast
 from ..tree.ast import MIRROR
@@ -90,7 +95,7 @@ def numeric_form(node: ast.Node, fold: Callable[[ast.Node], Any] = lambda n: _FA
                 return None
         cls = type(v)
         if cls is timestamp:
-            return int(v)
+            return v   # a timestamp constant: its own kind of the rules
         if cls is bool or v is None:
             return None
         if cls is float or cls is Decimal or cls in INT_CLASSES:
@@ -123,6 +128,42 @@ def numeric_form(node: ast.Node, fold: Callable[[ast.Node], Any] = lambda n: _FA
     return None
 
 
+_LITERAL_TESTS = {"string": "string", "bool": "boolean"}
+
+
+def other_type_test(node: ast.Node) -> tuple[str, bool] | None:
+    """The test of ``NumberRules.other_types`` an atom is, for a number (and
+    whether the atom is its negation): a comparison of the field itself with a
+    string, boolean or NULL constant, IN a list of strings, LIKE a constant
+    pattern, or the field as a condition; None for any other atom."""
+    negated = False
+    while isinstance(node, ast.Not):
+        node, negated = node.operand, not negated
+    if isinstance(node, ast.Field):
+        return "condition", negated
+    if isinstance(node, ast.Compare):
+        left, right, op = node.left, node.right, node.op
+        if isinstance(left, ast.Literal):
+            left, right = right, left
+        if not isinstance(left, ast.Field) or not isinstance(right, ast.Literal):
+            return None
+        if right.typ == "null":
+            return "null", negated
+        kind = _LITERAL_TESTS.get(right.typ)
+        if kind is None:
+            return None
+        return f"{kind} {op if op in ('=', '<>') else 'order'}", negated
+    if isinstance(node, ast.In) and isinstance(node.operand, ast.Field) and node.items and \
+            all(isinstance(i, ast.Literal) and i.typ == "string" for i in node.items):
+        return "in strings", negated != node.negated
+    if isinstance(node, ast.Like) and isinstance(node.operand, ast.Field) and \
+            isinstance(node.pattern, ast.Literal) and node.pattern.typ == "string" and \
+            (node.escape is None or isinstance(node.escape, ast.Literal) and
+             node.escape.typ == "string"):
+        return "like", negated != node.negated
+    return None
+
+
 def _type_only(node: ast.Node) -> bool:
     """IS NULL / EXISTS of the field itself: the answer depends on the type alone."""
     while isinstance(node, ast.Not):
@@ -143,6 +184,12 @@ class TagPlan:
         self.uints = intervals.EMPTY_UINT
         self.doubles = intervals.EMPTY_DOUBLE
         self.string_tags: list[int] = []
+        self.own: dict[int, np.ndarray] = {}
+        """A DATA tag's own intervals, where the rules give intervals but the
+        tag's child holds another kind's (jms: a float against an integer
+        constant rounds both to single precision, a double does not): the
+        kernel answers such a tag per value, an engine with a per-tag
+        expression (Spark) can use them."""
 
     @property
     def data_tags(self) -> list[int]:
@@ -165,50 +212,80 @@ def plan_tags(compiled: Any, tags: set[int], rc: Any) -> TagPlan:
         if tag in tags:
             p.modes[tag] = STRINGS
             p.string_tags.append(tag)
-    form = compiled.numeric
-    domains = intervals.of_form(form) if form is not None else None
     for tag in tags:
-        if tag in INT_TAGS or tag == ULONG or tag in FLOAT_TAGS:
-            _numeric_tag(p, compiled, tag, domains, rc)
-        elif tag in SAMPLES and _type_only(atom.node):
+        if tag in SAMPLES and _type_only(atom.node):
             _constant_tag(p, compiled, tag, SAMPLES[tag], rc)
+    numeric = [tag for tag in tags if tag in KIND_OF_TAG]
+    if compiled.numeric is not None:
+        _numeric_tags(p, compiled, numeric)
+    else:
+        other = other_type_test(atom.node)
+        numbers = atom.semantics.numbers
+        for tag in numeric:
+            answer = None if other is None else \
+                numbers.other_types.get((KIND_OF_TAG[tag], other[0]))
+            if answer is not None and other is not None:   # declared: one answer for
+                #                                                every number of the kind
+                p.modes[tag] = CONST
+                p.consts[tag] = OUTCOME_CODES[_negation(answer) if other[1] else answer]
+            elif _type_only(atom.node):
+                _constant_tag(p, compiled, tag, [VALUE_CLASS[tag](v) for v in (0, 1)], rc)
+            elif compiled.on_value is not None:
+                p.modes[tag] = DATA   # answered per distinct value present (engine.py)
     for tag, cls in FLOAT_TAGS.items():
         if tag in tags:
             for j, special in enumerate(_SPECIALS):
                 pseudo = PSEUDO_BASE + 4 * (tag - FLOAT) + j
                 p.modes[pseudo] = CONST
                 p.consts[pseudo] = compiled.on(cls(special), rc)
-    if domains is not None:
-        p.ints, p.uints, p.doubles = (intervals.as_arrays(domains[0], np.int64),
-                                      intervals.as_arrays(domains[1], np.uint64),
-                                      intervals.as_arrays(domains[2], np.float64))
     return p
 
 
-def _numeric_tag(p: TagPlan, compiled: Any, tag: int, domains: Any, rc: Any) -> None:
-    if tag in FLOAT_TAGS:
-        cls, mode, which = FLOAT_TAGS[tag], DOUBLES, 2
-        samples = intervals.double_probes(compiled.numeric)
-    elif tag == ULONG:
-        cls, mode, which = ulong, UINTS, 1
-        samples = intervals.int_probes(compiled.numeric, 0, 2**64 - 1)
-    else:
-        cls, lo, hi = INT_TAGS[tag]
-        mode, which = INTS, 0
-        samples = intervals.int_probes(compiled.numeric, lo, hi)
-    if domains is not None and intervals.trusted(compiled.numeric):
-        found = domains[which]
-        for v in samples:
-            expected = TRUE if intervals.contains(found, v) else FALSE
-            if compiled.on(cls(v), rc) != expected:
-                break
-        else:
-            p.modes[tag] = mode
-            return
-    if _type_only(compiled.atom.node):
-        _constant_tag(p, compiled, tag, [cls(v) for v in samples], rc)
-    elif compiled.on_value is not None:
-        p.modes[tag] = DATA   # answered per distinct value present (engine.py)
+KIND_OF_TAG = {**{tag: rules.INTEGER for tag in INT_TAGS}, TIMESTAMP: rules.TIMESTAMP,
+               ULONG: rules.INTEGER, FLOAT: rules.FLOAT32, DOUBLE: rules.DOUBLE}
+"""The number rules' value kind of each numeric tag (``dialects/rules.py``)."""
+_PREFERRED = (rules.INTEGER, rules.DOUBLE, rules.TIMESTAMP, rules.FLOAT32)
+"""Which kind's intervals a domain's child holds when two kinds' differ."""
+
+
+def _numeric_tags(p: TagPlan, compiled: Any, tags: list[int]) -> None:
+    """The numeric tags' modes from the declared rules: intervals over the tag's
+    child (shared by the tags of one domain), one answer, or per value."""
+    numbers = compiled.atom.semantics.numbers
+    answers: dict[tuple[str, int], intervals.Answer] = {}
+    for tag in tags:
+        key = (KIND_OF_TAG[tag], DOMAIN_OF_TAG[tag])
+        if key not in answers:
+            answers[key] = intervals.decide(compiled.numeric, numbers, key[0],
+                                            intervals.DOMAINS[key[1]])
+    held: list[Any] = [None, None, None]   # the intervals each domain's child holds
+    for kind in _PREFERRED:
+        for (k, domain), answer in answers.items():
+            if k == kind and isinstance(answer, list) and held[domain] is None:
+                held[domain] = answer
+    for tag in tags:
+        domain = DOMAIN_OF_TAG[tag]
+        answer = answers[(KIND_OF_TAG[tag], domain)]
+        if isinstance(answer, str):
+            p.modes[tag] = CONST
+            p.consts[tag] = OUTCOME_CODES[answer]
+        elif isinstance(answer, list) and answer == held[domain]:
+            p.modes[tag] = (INTS, UINTS, DOUBLES)[domain]
+        elif compiled.on_value is not None:
+            p.modes[tag] = DATA   # answered per distinct value present (engine.py)
+            if isinstance(answer, list):
+                p.own[tag] = intervals.as_arrays(answer, (np.int64, np.uint64,
+                                                          np.float64)[domain])
+    p.ints, p.uints, p.doubles = (intervals.as_arrays(held[0] or [], np.int64),
+                                  intervals.as_arrays(held[1] or [], np.uint64),
+                                  intervals.as_arrays(held[2] or [], np.float64))
+
+
+OUTCOME_CODES = {"true": TRUE, "false": FALSE, "unknown": UNKNOWN, "fail": FAIL}
+
+
+def _negation(answer: str) -> str:
+    return {"true": "false", "false": "true"}.get(answer, answer)
 
 
 def _constant_tag(p: TagPlan, compiled: Any, tag: int, values: Any, rc: Any) -> None:

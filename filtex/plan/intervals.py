@@ -8,14 +8,24 @@ plain ``lo <= v <= hi`` over its own child type gives the exact answer for
 every value: no int-to-float rounding (2**53 + 1 stays itself), no uint64 vs
 int64 mixing. NaN, -0.0 and the infinities of a double child never reach the
 intervals: the kernel gives them their own answers (``atoms.py``).
+
+Which comparison is meant is the dialect's declared rule for the value's kind
+and the constant's (``dialects/rules.py``): exact, after rounding both numbers
+(monotonic, so the answer is still intervals: found by bisection where the
+rounding is not exact), or one answer for every value. ``decide`` combines
+the comparisons of a numeric form (BETWEEN, IN, NOT) in three-valued logic;
+where the answer is neither intervals nor one constant, it says so (None) and
+the engines answer each value present instead.
 """
 from __future__ import annotations
 
 import math
 from decimal import Decimal
-from typing import Any
+from typing import Any, Union
 
 import numpy as np
+
+from ..dialects.rules import Exact, NumberRules, Outcome, Rounded
 
 Interval = tuple  # (lo, hi), inclusive
 
@@ -181,24 +191,142 @@ EMPTY_UINT = np.zeros((0, 2), np.uint64)
 EMPTY_DOUBLE = np.zeros((0, 2), np.float64)
 
 
-PROBED_CONSTANTS = 64
-"""Constants probed around: a long IN list's plain integers by an even sample of
-them, so the probes of one atom stay a few hundred whatever the filter's size;
-every other constant always (``trusted``)."""
+# --- under a dialect's declared rules ------------------------------------------------------
+
+Answer = Union[list, str, None]
+"""An atom's answer for every value of one kind: intervals (TRUE inside, FALSE
+outside), one outcome for every value ("true", "false", "unknown", "fail"), or
+None (neither: it depends on the value in another way)."""
+
+_PRECISION = {"double": 2**53, "float32": 2**24}
 
 
-def _plain(c: Any) -> bool:
-    """An integer constant a double holds exactly: it compares exactly in every
-    domain, with every value type, whatever the dialect (a float, a decimal or a
-    huge integer may be compared after rounding: each is probed)."""
-    return type(c) is int and -(2**53) <= c <= 2**53
+def _last(domain: Domain, holds: Any) -> Any:
+    """The largest integer of ``domain`` where ``holds`` (true, then false as the
+    integer grows) is true; None when it is true nowhere."""
+    lo, hi = domain.lo, domain.hi
+    if not holds(lo):
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if holds(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
-def trusted(form: list) -> bool:
-    """Can probes vouch for ``form``'s intervals? Not when more than
-    ``PROBED_CONSTANTS`` of its constants are not plain integers: such a tag is
-    answered per value present instead (exact by construction)."""
-    return sum(not _plain(c) for c in constants(form)) <= PROBED_CONSTANTS
+def _rounded_integers(domain: Domain, key: Any, op: str, k: float) -> list[Interval]:
+    """{x in an integer domain : key(x) op k} for a monotonic ``key``, by bisection."""
+    le = _last(domain, lambda x: key(x) <= k)
+    lt = _last(domain, lambda x: key(x) < k)
+    at_most = [] if le is None else [(domain.lo, le)]
+    below = [] if lt is None else [(domain.lo, lt)]
+    if op == "<=":
+        return at_most
+    if op == "<":
+        return below
+    if op == ">":
+        return complement(domain, at_most)
+    if op == ">=":
+        return complement(domain, below)
+    start = domain.lo if lt is None else lt + 1
+    equal = [(start, le)] if le is not None and start <= le else []
+    return equal if op == "=" else complement(domain, equal)
+
+
+def _rounded(domain: Domain, rule: Rounded, kind: str, op: str, c: Any) -> Answer:
+    k = rule.key(c)
+    everything = [(domain.lo, domain.hi)]
+    if k != k:   # NaN: unknown in IEEE order; above everything in Java's
+        if rule.order == "ieee":
+            return "unknown"
+        return everything if op in ("<", "<=", "<>") else []
+    if rule.order == "total" and k == 0 and math.copysign(1.0, k) < 0:
+        # -0.0 orders below 0.0 and above every negative number (the kernel
+        # answers a -0.0 value apart): a constant between them
+        if op == "=":
+            return []
+        if op == "<>":
+            return everything
+        return compare(domain, "<" if op in ("<", "<=") else ">=", 0)
+    if not domain.integral:
+        # a double child's values are doubles, or float32 values at their single
+        # precision: rounding either to double is the identity, and a float32
+        # value to float32 too; a double to float32 is not
+        if rule.width == "float32" and kind != "float32":
+            return None
+        return compare(domain, op, k)
+    if math.isfinite(k) and abs(k) < _PRECISION[rule.width]:
+        return compare(domain, op, k)   # every integer that can reach k rounds exactly
+    return _rounded_integers(domain, rule.key, op, k)
+
+
+def comparison(domain: Domain, numbers: NumberRules, kind: str, op: str, c: Any) -> Answer:
+    """{v of ``kind`` in ``domain`` : v op c} by the dialect's declared rule."""
+    rule = numbers.rule(kind, c)
+    if isinstance(rule, Outcome):
+        return rule.answer
+    if isinstance(rule, Exact):
+        return None if _is_nan(c) else compare(domain, op, c)
+    if isinstance(rule, Rounded):
+        return _rounded(domain, rule, kind, op, c)
+    return None   # a constant the dialect has no rule for
+
+
+def _negation(domain: Domain, answer: Answer) -> Answer:
+    if isinstance(answer, list):
+        return complement(domain, answer)
+    if answer is None:
+        return None
+    return {"true": "false", "false": "true"}.get(answer, answer)
+
+
+def _junction(domain: Domain, parts: list[Answer], decisive: str) -> Answer:
+    """Three-valued AND (``decisive`` "false") or OR ("true"); a failure anywhere
+    fails the whole evaluation."""
+    if "fail" in parts:
+        return "fail"
+    if decisive in parts:
+        return decisive
+    neutral = "true" if decisive == "false" else "false"
+    parts = [p for p in parts if p != neutral]
+    if not parts:
+        return neutral
+    if any(p is None for p in parts):
+        return None
+    if "unknown" in parts:
+        return "unknown" if all(p == "unknown" for p in parts) else None
+    lists = [p for p in parts if isinstance(p, list)]   # every part, by now
+    if decisive == "false":
+        spans = lists[0]
+        for p in lists[1:]:
+            spans = intersect(spans, p)
+        return spans
+    return union(domain, [s for p in lists for s in p])
+
+
+def decide(form: list, numbers: NumberRules, kind: str, domain: Domain) -> Answer:
+    """The answer of a numeric form (``atoms.numeric_form``) for the values of
+    ``kind`` (a value kind of ``dialects/rules.py``) in ``domain``."""
+    def cmp(op: str, c: Any) -> Answer:
+        return comparison(domain, numbers, kind, op, c)
+    if form[0] == "cmp":
+        answer = cmp(form[1], form[2])
+    elif form[0] == "between":
+        answer = _junction(domain, [cmp(">=", form[1]), cmp("<=", form[2])], "false")
+    else:
+        rule = numbers.in_list
+        if rule is None:
+            return None
+        if isinstance(rule, Outcome):
+            answer = rule.answer
+        else:
+            parts = [cmp("=", c) for c in form[1]]
+            if rule == "or-known":   # an unknown item counts FALSE
+                parts = ["false" if p == "unknown" else p for p in parts]
+            answer = _junction(domain, parts, "true")
+    return _negation(domain, answer) if form[-1] else answer
 
 
 def constants(form: list) -> list:
@@ -208,46 +336,3 @@ def constants(form: list) -> list:
     if form[0] == "between":
         return [form[1], form[2]]
     return list(form[1])
-
-
-def _constants(form: list | None) -> list:
-    """The constants probed around."""
-    if form is None:
-        return []
-    values = constants(form)
-    if len(values) > PROBED_CONSTANTS:
-        plain = [c for c in values if _plain(c)]
-        others = [c for c in values if not _plain(c)][:PROBED_CONSTANTS]
-        step = len(plain) / PROBED_CONSTANTS
-        sample = [plain[int(i * step)] for i in range(PROBED_CONSTANTS)] + plain[-1:] \
-            if len(plain) > PROBED_CONSTANTS else plain
-        values = sample + others
-    return values
-
-
-def int_probes(form: list | None, lo: int, hi: int) -> list[int]:
-    """Values of an integer tag around every constant and at its range's ends."""
-    found = {lo, hi, 0, 1, -1, 2**31, 2**53 - 1, 2**53, 2**53 + 1, -(2**53) - 1, 2**63 - 1,
-             2**63, lo + 1, hi - 1}
-    for c in _constants(form):
-        if _is_nan(c) or (type(c) is Decimal and c.is_infinite()) or c in (math.inf, -math.inf):
-            continue
-        base = math.floor(c)
-        found.update(range(base - 2, base + 3))
-    return sorted(v for v in found if lo <= v <= hi)
-
-
-def double_probes(form: list | None) -> list[float]:
-    """Doubles around every constant, and some that catch int/float mixing."""
-    found = {0.0, 1.0, -1.0, 0.5, -0.5, 1e300, -1e300, 2.0**53, 2.0**63, -2.0**63, 5e-324,
-             1.7976931348623157e308}
-    for c in _constants(form):
-        if _is_nan(c):
-            continue
-        d = _to_float(c)
-        if math.isinf(d):
-            continue
-        found.update({d, math.nextafter(d, math.inf), math.nextafter(d, -math.inf),
-                      float(math.floor(d)), float(math.ceil(d)), d + 1, d - 1})
-    return sorted(v for v in found if v == v and not math.isinf(v) and
-                  not (v == 0.0 and math.copysign(1.0, v) < 0))

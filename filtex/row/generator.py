@@ -30,6 +30,7 @@ from ..errors import EvaluationFailure
 from ..forms import adapt
 from ..limits import DEFAULT_LIMITS, Limits
 from ..dialects import AMQP, UNDECIDED, Semantics
+from ..dialects.rules import DOUBLE, Exact, Rounded
 from ..runtime.values import FLOAT_CLASSES, INT_CLASSES, double_value
 from ..functions import REGISTRY
 from ..tree import ast
@@ -541,13 +542,15 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
                 paths = [(self.is_string(subject), f"{subject} {py} {literal}")]
         elif constant.typ in ("int", "timestamp"):
             paths = [(f"type({subject}) in _INTS_TS", f"{subject} {py} {literal}")]
-            if constant.typ == "int":
-                as_float = self.const(double_value(value))
+            operand = self.double_operand(value) if constant.typ == "int" else None
+            if operand is not None:
+                as_float = self.const(operand)
                 paths.append((is_float, f"({subject} {py} {as_float}) {float_nan}"))
                 if decimals:
                     paths.append((is_decimal, f"({subject} {py} {literal}) {not_nan}"))
         elif constant.typ == "float" and not math.isnan(value) and not (
-                self.semantics.float_order == "total" and value == 0):
+                self.semantics.float_order == "total" and value == 0) and \
+                self.double_operand(value) is not None:
             paths = [(is_float, f"({subject} {py} {literal}) {float_nan}")]
         elif constant.typ == "decimal" and decimals:
             as_float = self.const(double_value(value))
@@ -560,6 +563,21 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         if constant.typ == "string" and paths:
             fallback = self.other_type(subject, fallback, "compare-string", op)
         self._typed_branch(var, subject, paths, fallback)
+
+    def double_operand(self, constant: Any) -> Any:
+        """What a double (``is_float``: neither NaN nor, in total order, a zero) is
+        compared with inline for a numeric ``constant``, by the dialect's declared
+        rule (``dialects/rules.py``): the constant rounded to double, or the
+        constant itself where the two numbers compare exactly (Erlang); None when
+        the rule is another (the runtime decides)."""
+        rule = self.semantics.numbers.rule(DOUBLE, constant)
+        as_float = double_value(constant)
+        if isinstance(rule, Rounded) and rule.width == "double" or \
+                isinstance(rule, Exact) and as_float == constant:
+            return as_float
+        if isinstance(rule, Exact):
+            return constant
+        return None
 
     def is_float(self, subject: str) -> str:
         """A test that ``subject`` is a double Python compares as the dialect does
@@ -577,10 +595,12 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         paths: list[tuple[str, str]] = []
         if all(isinstance(b, ast.Literal) and b.typ == "int" for b in (low, high)):
             lo, hi = self.const(low.value), self.const(high.value)
-            flo, fhi = self.const(double_value(low.value)), self.const(double_value(high.value))
-            paths = [(f"type({subject}) in _INTS_TS", f"{not_}({lo} <= {subject} <= {hi})"),
-                     (self.is_float(subject),
-                      f"{not_}({flo} <= {subject} <= {fhi}) if {subject} == {subject} else None")]
+            dlo, dhi = self.double_operand(low.value), self.double_operand(high.value)
+            paths = [(f"type({subject}) in _INTS_TS", f"{not_}({lo} <= {subject} <= {hi})")]
+            if dlo is not None and dhi is not None:
+                flo, fhi = self.const(dlo), self.const(dhi)
+                paths.append((self.is_float(subject), f"{not_}({flo} <= {subject} <= {fhi}) "
+                              f"if {subject} == {subject} else None"))
             if self.semantics.decimal_fast_paths:
                 paths.append((f"type({subject}) is _Decimal",
                               f"{not_}({lo} <= {subject} <= {hi}) if {subject} == {subject} "

@@ -38,7 +38,6 @@ from typing import Any, Callable
 import numpy as np
 
 from ..plan import atoms as A
-from ..plan import intervals
 from . import arith
 from . import sql as S
 from .cases import AtomColumns, Cases
@@ -94,12 +93,13 @@ def atom_columns(compiled: Any, plan: Any, spark_field: SparkField, rc: Any) -> 
         is_tag = cases.is_tag(tag)
         if child is not None and spark_field.tag_is_data:   # as the kernel
             cases.guard(name, child, tag)
-        single = (tag == A.FLOAT and mode == A.DATA and child is not None
-                  and _single_precision(compiled, rc))
+        # a DATA tag with intervals of its own (the rules' for its kind, which its
+        # child does not hold for the kernel)
+        own = plan.own.get(tag) if mode == A.DATA and child is not None else None
         # a DATA tag's one answer for every value, if it has one
-        typed = constant_by_type(compiled, tag, rc) if not single and (
+        typed = constant_by_type(compiled, tag, rc) if own is None and (
             mode == A.DATA or (mode == A.FALLBACK and tag in OPAQUE)) else None
-        if tag in A.FLOAT_TAGS and child is not None and mode != A.DOUBLES and not single:
+        if tag in A.FLOAT_TAGS and child is not None and mode != A.DOUBLES and own is None:
             _float_specials(cases, tag, is_tag, child, plan,
                             int(plan.consts[tag]) if mode == A.CONST else typed)
         if mode == A.CONST:
@@ -115,7 +115,7 @@ def atom_columns(compiled: Any, plan: Any, spark_field: SparkField, rc: Any) -> 
             spans = plan.ints if mode == A.INTS else plan.uints
             _numeric(cases, tag, child, spans, mode == A.UINTS, spark_field)
         elif mode == A.DOUBLES and child is not None:
-            _doubles(cases, tag, is_tag, child, plan)
+            _doubles(cases, tag, is_tag, child, plan, plan.doubles)
         elif mode == A.STRINGS and child is not None:
             if string_answers(cases, compiled, tag, child, rc, spark_field.pushable.get("s")):
                 pass
@@ -124,8 +124,11 @@ def atom_columns(compiled: Any, plan: Any, spark_field: SparkField, rc: Any) -> 
             else:
                 cases.const(tag, A.BACK)
                 notes.append(f"{A_TAG_NAME(tag)} values: no native string form")
-        elif single:
-            _doubles(cases, tag, is_tag, f"CAST(CAST({child} AS FLOAT) AS DOUBLE)", plan)
+        elif own is not None and tag in A.FLOAT_TAGS:   # a float at single precision
+            single = f"CAST(CAST({child} AS FLOAT) AS DOUBLE)" if tag == A.FLOAT else child
+            _doubles(cases, tag, is_tag, single, plan, own)
+        elif own is not None:
+            _numeric(cases, tag, child, own, tag == A.ULONG, spark_field)
         elif computed is not None and tag in arith_tags:
             cases.answer(tag, arith_test)
             cases.implied_exact = False
@@ -139,23 +142,6 @@ def atom_columns(compiled: Any, plan: Any, spark_field: SparkField, rc: Any) -> 
     out = cases.columns()
     out.notes = notes
     return out
-
-
-def _single_precision(compiled: Any, rc: Any) -> bool:
-    """Does a numeric comparison answer a float as the intervals answer its
-    single-precision value (as it travels on the wire)? Then a float child is
-    compared after rounding to single precision (``CAST(f AS FLOAT)``)."""
-    if compiled.numeric is None:
-        return False
-    found = intervals.of_form(compiled.numeric)[2]
-    with np.errstate(over="ignore"):
-        singles = np.array(intervals.double_probes(compiled.numeric), np.float32)
-    for v in singles.astype(float).tolist():
-        if math.isfinite(v):
-            expected = A.TRUE if intervals.contains(found, v) else A.FALSE
-            if compiled.value_outcome(A.FLOAT_TAGS[A.FLOAT](v), rc) != expected:
-                return False
-    return True
 
 
 def A_TAG_NAME(tag: int) -> str:   # noqa: N802 - reads as a table lookup
@@ -226,10 +212,10 @@ def _float_specials(cases: Cases, tag: int, is_tag: str, child: str, plan: Any,
     return codes
 
 
-def _doubles(cases: Cases, tag: int, is_tag: str, child: str, plan: Any) -> None:
-    """The intervals; NaN, -0.0 and the infinities apart where Spark would answer
-    them otherwise than the per-message engine."""
-    spans = [(float(lo), float(hi)) for lo, hi in plan.doubles.tolist()]
+def _doubles(cases: Cases, tag: int, is_tag: str, child: str, plan: Any, held: Any) -> None:
+    """The intervals ``held``; NaN, -0.0 and the infinities apart where Spark
+    would answer them otherwise than the per-message engine."""
+    spans = [(float(lo), float(hi)) for lo, hi in held.tolist()]
 
     def within(test: Callable[[float, float], bool]) -> int:
         return A.TRUE if any(test(lo, hi) for lo, hi in spans) else A.FALSE

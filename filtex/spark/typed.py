@@ -60,15 +60,8 @@ def constant_by_type(compiled: Any, tag: int, rc: Any) -> int | None:
         return None
     convert = float if tag in A.FLOAT_TAGS else int
     lo, hi = A.INT_TAGS.get(tag, (None, 0, 2**64 - 1))[1:]
-    if compiled.numeric is not None:   # a comparison with numbers the tag does not
-        # answer by value (a timestamp with a decimal): probed around the constants
-        if not intervals.trusted(compiled.numeric):
-            return None
-        probes = intervals.double_probes(compiled.numeric) if tag in A.FLOAT_TAGS else \
-            intervals.int_probes(compiled.numeric, lo, hi)
-        answers = {compiled.value_outcome(A.VALUE_CLASS[tag](convert(v)), rc)
-                   for v in probes}
-        return answers.pop() if len(answers) == 1 else None
+    if compiled.numeric is not None:
+        return None   # the plan decided from the declared rules: no one answer
     from ..plan.arith import arith_form
     form = arith_form(compiled.atom.node)
     functions = function_form(compiled.atom.node, compiled.atom.semantics)
@@ -80,9 +73,9 @@ def constant_by_type(compiled: Any, tag: int, rc: Any) -> int | None:
                   for k in (1, -1, 2, 0.5) for d in (0, 1, -1)
                   if isinstance(c, (int, float))] + [0, 1, -1, 2, -2, 7]
         if tag in A.FLOAT_TAGS:
-            probes = intervals.double_probes(None) + [float(v) for v in spread]
+            probes = _suspects_double() + [float(v) for v in spread]
         else:
-            probes = intervals.int_probes(None, lo, hi) + [
+            probes = _suspects_int(lo, hi) + [
                 int(v) for v in spread if float(v).is_integer() and lo <= v <= hi]
         answers = {compiled.value_outcome(A.VALUE_CLASS[tag](convert(v)), rc)
                    for v in probes}
@@ -112,15 +105,28 @@ def constant_by_type(compiled: Any, tag: int, rc: Any) -> int | None:
             except (ValueError, OverflowError):
                 pass
     if tag in A.FLOAT_TAGS:
-        probes = intervals.double_probes(None) + [float(n) for n in numbers if
+        probes = _suspects_double() + [float(n) for n in numbers if
                                                    math.isfinite(float(n))]
     else:
         cls, lo, hi = A.INT_TAGS.get(tag, (None, 0, 2**64 - 1))
-        probes = intervals.int_probes(None, lo, hi) + [
+        probes = _suspects_int(lo, hi) + [
             int(n) for n in numbers if (type(n) is int or float(n).is_integer())
             and lo <= int(n) <= hi]
     answers = {compiled.value_outcome(A.VALUE_CLASS[tag](convert(v)), rc) for v in probes}
     return answers.pop() if len(answers) == 1 else None
+
+
+def _suspects_int(lo: int, hi: int) -> list[int]:
+    """Integers of a range where answers usually change: its ends, around 0, the
+    int, double and long boundaries."""
+    found = {lo, hi, 0, 1, -1, 2**31, 2**53 - 1, 2**53, 2**53 + 1, -(2**53) - 1, 2**63 - 1,
+             2**63, lo + 1, hi - 1}
+    return sorted(v for v in found if lo <= v <= hi)
+
+
+def _suspects_double() -> list[float]:
+    return [0.0, 1.0, -1.0, 0.5, -0.5, 1e300, -1e300, 2.0**53, 2.0**63, -2.0**63, 5e-324,
+            1.7976931348623157e308]
 
 
 OPAQUE = {A.BINARY: lambda t: [t.encode()], A.UUID: lambda t: [],

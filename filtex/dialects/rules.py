@@ -1,0 +1,188 @@
+"""Declared rules: how a dialect compares a number a message holds with a
+numeric constant of the filter.
+
+The runtime operations (``runtime/ops.compare``, each dialect's ``compare``)
+are what generated row code calls when the static types did not settle a
+comparison; they decide one pair of values at a time. An engine that answers
+a whole column at once (the plan's intervals, Spark's expressions) and the row
+generator's inline fast paths need the same rule as a fact they can reason
+with: "a long against a double constant is compared after rounding the long
+to double", "a timestamp against a decimal fails". This module is that fact,
+one table per dialect, declared beside the dialect's ``Semantics`` and read
+by the row generator, the plan and Spark. ``tests/test_rules.py`` enumerates
+every (dialect, operator, value type, constant kind) cell on edge values and
+checks the table against the generated row code, so the declaration cannot
+drift from the runtime.
+
+A rule is one of:
+
+- ``EXACT``: the two numbers as they are (Python's exact comparison of int,
+  float and Decimal; Erlang's too).
+- ``Rounded(width, order)``: both rounded to ``width`` ("double" or
+  "float32", as ``runtime.double_value`` rounds), then ordered by IEEE
+  ("ieee") or by Java's ``Double.compareTo`` ("total": -0.0 below 0.0, NaN
+  above everything and equal to itself).
+- ``Outcome(answer)``: one answer whatever the two numbers ("fail",
+  "unknown", "false").
+
+Rounding is monotonic, so under every rule the values ``v`` with ``v op c``
+still form intervals of the value's own domain (``plan/intervals.py``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Literal, Mapping, Union
+
+from proton import float32, timestamp
+
+from ..runtime.values import INT_CLASSES, double_value
+
+# what a message holds (the value kinds of the table)
+INTEGER, TIMESTAMP, FLOAT32, DOUBLE = "integer", "timestamp", "float32", "double"
+VALUE_KINDS = (INTEGER, TIMESTAMP, FLOAT32, DOUBLE)
+# what a constant is (a NaN constant, binary or decimal, is its own kind)
+DECIMAL, INFINITY, NAN = "decimal", "infinity", "nan"
+CONSTANT_KINDS = (INTEGER, TIMESTAMP, DECIMAL, DOUBLE, INFINITY, NAN)
+"""A constant's kind: ``DOUBLE`` is a finite double, ``INFINITY`` either
+infinite one; a decimal infinity is a ``DECIMAL``."""
+
+Width = Literal["double", "float32"]
+Order = Literal["ieee", "total"]
+Answer = Literal["fail", "unknown", "false", "true"]
+
+
+@dataclass(frozen=True)
+class Exact:
+    """The two numbers compared as they are."""
+
+    def __repr__(self) -> str:
+        return "EXACT"
+
+
+@dataclass(frozen=True)
+class Rounded:
+    """Both numbers rounded to ``width``, then ordered by ``order``."""
+    width: Width = "double"
+    order: Order = "ieee"
+
+    def key(self, number: Any) -> float:
+        """A number as this rule compares it (an infinity for an integer past
+        the width's range)."""
+        if self.width == "float32":
+            return double_value(float32(double_value(number)))
+        return double_value(number)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One answer for every pair of numbers."""
+    answer: Answer
+
+
+EXACT = Exact()
+AS_DOUBLE = Rounded("double", "ieee")
+Rule = Union[Exact, Rounded, Outcome]
+
+
+def value_kind(value: Any) -> str | None:
+    """The table's kind of a message value (None: not a number the table covers)."""
+    cls = value.__class__
+    if cls is timestamp:
+        return TIMESTAMP
+    if cls in INT_CLASSES:
+        return INTEGER
+    if cls is float32:
+        return FLOAT32
+    if cls is float:
+        return DOUBLE
+    return None
+
+
+def constant_kind(constant: Any) -> str | None:
+    """The table's kind of a numeric constant (None: not a number)."""
+    cls = constant.__class__
+    if cls is timestamp:
+        return TIMESTAMP
+    if cls in INT_CLASSES:
+        return INTEGER
+    if cls is float:
+        if constant != constant:
+            return NAN
+        return DOUBLE if constant - constant == 0 else INFINITY
+    if cls is Decimal:
+        return NAN if constant.is_nan() else DECIMAL
+    return None
+
+
+@dataclass(frozen=True)
+class NumberRules:
+    """One dialect's comparisons of numbers with numeric constants.
+
+    ``compare`` maps (value kind, constant kind) to a rule; a missing cell
+    means the dialect has no such constant (jms writes no decimals). ``in_list``
+    says what ``v IN (c1, c2, ...)`` with number constants is: "or" (the
+    three-valued OR of ``v = ci``: amqp), "or-known" (the OR of the items whose
+    comparison is known, an unknown one counting FALSE: RabbitMQ's
+    ``lists:any``), an ``Outcome``, or None where the dialect has no IN list of
+    numbers (jms lists strings only). ``between`` is always ``v >= lo AND v <= hi``,
+    its negation the three-valued NOT (jms writes NOT BETWEEN as ``v < lo OR v > hi``, the same
+    wherever its comparisons are TRUE or FALSE, which for numbers they are)."""
+    compare: Mapping[tuple[str, str], Rule]
+    in_list: Union[Literal["or", "or-known"], Outcome, None] = "or"
+    other_types: Mapping[tuple[str, str], Answer] = field(default_factory=dict)
+    """(value kind, test) -> the answer of a test whose constants are no numbers,
+    for every number of the kind: the tests are ``string =``, ``string <>``,
+    ``string order`` (< <= > >=), the same with ``boolean``, ``null`` (any
+    comparison with NULL), ``in strings``, ``like`` and ``condition`` (the
+    number itself where a condition is expected). A missing cell: the answer
+    depends on the value or the constant (amqp reads a string as a time against
+    a timestamp)."""
+
+    def rule(self, value: str, constant: Any) -> Rule | None:
+        """The rule for a value of kind ``value`` against ``constant``."""
+        kind = constant_kind(constant)
+        if kind is None:
+            return None
+        return self.compare.get((value, kind))
+
+
+def table(rows: Mapping[str, Mapping[str, Rule]]) -> dict[tuple[str, str], Rule]:
+    """A table written as rows (value kind -> constant kind -> rule)."""
+    return {(value, constant): rule
+            for value, row in rows.items() for constant, rule in row.items()}
+
+
+FAIL, UNKNOWN = Outcome("fail"), Outcome("unknown")
+
+OTHER_TESTS = ("string =", "string <>", "string order", "boolean =", "boolean <>",
+               "boolean order", "null", "in strings", "like", "condition")
+"""The tests of ``NumberRules.other_types``."""
+
+
+def other_types(rows: Mapping[str, Answer], kinds: tuple[str, ...] = VALUE_KINDS
+                ) -> dict[tuple[str, str], Answer]:
+    """The same answers (test -> answer) for every value kind of ``kinds``."""
+    return {(kind, test): answer for kind in kinds for test, answer in rows.items()}
+
+AMQP_NUMBER_RULES = NumberRules(table({
+    # integers compare exactly with integers and decimals; a double on either
+    # side makes both doubles; a timestamp orders only against integers and
+    # timestamps; NaN, binary or decimal, makes any comparison unknown
+    INTEGER: {INTEGER: EXACT, TIMESTAMP: EXACT, DECIMAL: EXACT, DOUBLE: AS_DOUBLE,
+              INFINITY: AS_DOUBLE, NAN: UNKNOWN},
+    TIMESTAMP: {INTEGER: EXACT, TIMESTAMP: EXACT, DECIMAL: FAIL, DOUBLE: FAIL, INFINITY: FAIL,
+                NAN: UNKNOWN},
+    FLOAT32: {INTEGER: AS_DOUBLE, TIMESTAMP: FAIL, DECIMAL: AS_DOUBLE, DOUBLE: AS_DOUBLE,
+              INFINITY: AS_DOUBLE, NAN: UNKNOWN},
+    DOUBLE: {INTEGER: AS_DOUBLE, TIMESTAMP: FAIL, DECIMAL: AS_DOUBLE, DOUBLE: AS_DOUBLE,
+             INFINITY: AS_DOUBLE, NAN: UNKNOWN},
+}), other_types={
+    # a number against a string, a boolean, LIKE or as a condition: a failure;
+    # a string against a timestamp is read as a time (no cell: per value)
+    **other_types({test: "fail" for test in OTHER_TESTS if test.startswith("boolean")}),
+    **other_types({"like": "fail", "condition": "fail", "null": "unknown"}),
+    **other_types({"string =": "fail", "string <>": "fail", "string order": "fail",
+                   "in strings": "fail"}, (INTEGER, FLOAT32, DOUBLE)),
+})
+"""amqp: ``runtime/ops.compare``, ``in_values``, ``like``, ``predicate``."""

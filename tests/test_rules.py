@@ -1,0 +1,352 @@
+"""The declared number rules (``filtex/dialects/rules.py``) agree with the generated row code.
+
+Why this file exists. Each dialect declares, as a table, how it compares a number a message
+holds with a numeric constant: exactly, after rounding both to double or to single precision
+(IEEE or Java's total order), or with one answer whatever the numbers (a failure, unknown).
+The row generator's fast paths, the plan's intervals and Spark's expressions are built from
+that table instead of from probes run when a filter is prepared; the runtime operations the
+generated code calls are the definition. This suite enumerates every cell of every dialect's
+table (value type x constant kind) with every comparison operator, BETWEEN and IN where the
+dialect has them, on the edge values of each AMQP type around each constant, and checks the
+table's answer against the row engine's verdict for a message holding that value. A table
+cell that is wrong, a constant kind a dialect can write that the table lacks, and a fast path
+that rounds where the runtime does not, each fail here.
+
+The table speaks of the finite numbers a message holds, and of -0.0; NaN and the infinities
+a message holds are answered apart by every engine (the plan runs the filter on each of the
+four, an enumeration), so they are not edge values here.
+"""
+from __future__ import annotations
+
+import math
+import operator
+from decimal import Decimal
+
+import pytest
+from proton import byte, float32, int32, short, timestamp, ubyte, uint, ulong, ushort
+
+import filtex
+from edges import double_edges, float32_edges, int_edges, single
+from filtex.dialects import DIALECTS
+from filtex.dialects.rules import (CONSTANT_KINDS, DOUBLE, FLOAT32, INTEGER, TIMESTAMP,
+                                   VALUE_KINDS, Exact, Outcome, Rounded, constant_kind)
+from filtex.tree import ast
+
+TRUE, FALSE, UNKNOWN, FAIL = "TRUE", "FALSE", "UNKNOWN", "FAIL"
+OPS = {"=": operator.eq, "<>": operator.ne, "<": operator.lt, "<=": operator.le,
+       ">": operator.gt, ">=": operator.ge}
+
+TYPES = {INTEGER: [(ubyte, 0, 2**8 - 1), (ushort, 0, 2**16 - 1), (uint, 0, 2**32 - 1),
+                   (ulong, 0, 2**64 - 1), (byte, -2**7, 2**7 - 1), (short, -2**15, 2**15 - 1),
+                   (int32, -2**31, 2**31 - 1), (int, -2**63, 2**63 - 1)],
+         TIMESTAMP: [(timestamp, -2**63, 2**63 - 1)],
+         FLOAT32: [(float32, None, None)], DOUBLE: [(float, None, None)]}
+"""The AMQP classes of each value kind of the table, with their ranges."""
+
+CONSTANT_TEXTS = ["0", "7", "-3", "127", "-129", "2147483648", "16777217", "9007199254740993",
+                  "9007199254740995", "-9223372036854775808", "9223372036854775807",
+                  "18446744073709551615", "1.5", "-0.5", "0.1", "2.0", "-0.0",
+                  "9223372036854775807.5", "1.5E3", "-2.5E-3", "1.0E19",
+                  "9.007199254740993E15", "3.4028235E38", "4.9E-324", "1.0E400", "-1.0E400",
+                  "NaN", "INF", "-INF", "0.0/0", "-(0.0)", "16777217.0",
+                  "DATE('2024-01-01')", "DATE('1969-12-31')", "1L", ".5", "0x7FFFFFFFFFFFFFFF"]
+"""Constants written in every form the dialects have (each is kept where it compiles)."""
+
+
+def constants(dialect: str) -> list[tuple[str, object]]:
+    """(text, value) of each numeric constant the dialect writes, as its checker makes it."""
+    found = []
+    for text in CONSTANT_TEXTS:
+        try:
+            flt = filtex.compile_sql(f"x = {text}", dialect)
+        except filtex.FilterError:
+            continue
+        node = flt.tree.body   # (NaN and INF are property names where they are no keywords)
+        if isinstance(node, ast.Compare) and isinstance(node.right, ast.Literal) and \
+                constant_kind(node.right.value) is not None:
+            found.append((text, node.right.value))
+    return found
+
+
+def values(kind: str, numbers: list) -> list:
+    """Finite edge values of a kind's AMQP types around ``numbers``, as messages hold them."""
+    if kind == FLOAT32:
+        return [float32(v) for v in float32_edges(numbers) if math.isfinite(single(v))]
+    if kind == DOUBLE:
+        return [v for v in double_edges(numbers) if math.isfinite(v)]
+    return [cls(v) for cls, lo, hi in TYPES[kind] for v in int_edges(lo, hi, numbers)]
+
+
+def edges_of(c: object) -> list:
+    return [] if isinstance(c, (float, Decimal)) and c != c else [c]
+
+
+# --- what the table says ---------------------------------------------------------------------
+
+def number(value: object) -> object:
+    """A message value as the number it is (a float32 at its single-precision value)."""
+    if isinstance(value, float32):
+        return single(float(value))
+    if isinstance(value, float):
+        return float(value)
+    return int(value)   # the integer classes and timestamp
+
+
+def rounded(width: str, x: object) -> float:
+    try:
+        d = float(x)
+    except OverflowError:
+        d = math.inf if x > 0 else -math.inf
+    return single(d) if width == "float32" else d
+
+
+def total_key(x: float) -> tuple:
+    """``Double.compareTo``'s order: -0.0 below 0.0, NaN above everything."""
+    if x != x:
+        return (2, 0.0, 0.0)
+    return (1, x, math.copysign(1.0, x) if x == 0 else 0.0)
+
+
+def declared(rule: object, op: str, value: object, c: object) -> str:
+    """The table's answer for ``value op c`` under ``rule``."""
+    if isinstance(rule, Outcome):
+        return {"fail": FAIL, "unknown": UNKNOWN, "false": FALSE}[rule.answer]
+    if isinstance(rule, Exact):
+        return TRUE if OPS[op](number(value), c) else FALSE
+    assert isinstance(rule, Rounded), rule
+    a, b = rounded(rule.width, number(value)), rounded(rule.width, c)
+    if rule.order == "total":
+        return TRUE if OPS[op](total_key(a), total_key(b)) else FALSE
+    if a != a or b != b:
+        return UNKNOWN
+    return TRUE if OPS[op](a, b) else FALSE
+
+
+def junction(parts: list[str], decisive: str) -> str:
+    """Three-valued AND (decisive FALSE) or OR (TRUE) in a dialect where a failure
+    anywhere fails the whole evaluation."""
+    if FAIL in parts:
+        return FAIL
+    if decisive in parts:
+        return decisive
+    return UNKNOWN if UNKNOWN in parts else (TRUE if decisive == FALSE else FALSE)
+
+
+def negation(answer: str) -> str:
+    return {TRUE: FALSE, FALSE: TRUE}.get(answer, answer)
+
+
+# --- what the row engine says ----------------------------------------------------------------
+
+class Row:
+    """A filter over ``x`` and the probe that tells its failures from its NULLs."""
+
+    def __init__(self, text: str, dialect: str) -> None:
+        self.text = text
+        self.filter = filtex.compile_sql(text, dialect)
+        self.probe = filtex.compile_sql(f"({text}) OR y = 1", dialect)
+
+    def answer(self, value: object) -> str:
+        verdict = self.filter.evaluate(filtex.Message(application_properties={"x": value}))
+        if verdict is not None:
+            return TRUE if verdict else FALSE
+        either = self.probe.evaluate(filtex.Message(application_properties={"x": value, "y": 1}))
+        return UNKNOWN if either else FAIL
+
+
+def disagreements(row: Row, values: list, expect) -> list[str]:
+    found = []
+    for v in values:
+        want, got = expect(v), row.answer(v)
+        if want != got:
+            found.append(f"{row.text} with x = {type(v).__name__}({number(v)!r}): "
+                         f"the table says {want}, the row engine {got}")
+    return found
+
+
+def report(problems: list[str], limit: int = 30) -> str:
+    shown = "\n".join(problems[:limit])
+    more = f"\n... and {len(problems) - limit} more" if len(problems) > limit else ""
+    return f"{len(problems)} disagreements:\n{shown}{more}"
+
+
+# --- the tests -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+def test_every_constant_kind_a_dialect_writes_has_a_rule_for_every_value_kind(dialect):
+    rules = DIALECTS[dialect].semantics.numbers
+    written = {constant_kind(c) for _, c in constants(dialect)}
+    assert written <= set(CONSTANT_KINDS)
+    assert len(written) >= 3, written   # not vacuous: integers, doubles and more
+    for kind in VALUE_KINDS:
+        for constant in written:
+            assert (kind, constant) in rules.compare, (dialect, kind, constant)
+
+
+@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+def test_comparisons_follow_the_declared_rules(dialect):
+    """Every (value kind, constant kind) cell, every operator, both sides of the operator."""
+    rules = DIALECTS[dialect].semantics.numbers
+    problems: list[str] = []
+    checked = 0
+    for text, c in constants(dialect):
+        for kind in VALUE_KINDS:
+            rule = rules.rule(kind, c)
+            edge_values = values(kind, edges_of(c))
+            for op in OPS:
+                for filter_text, flip in ((f"x {op} {text}", False),
+                                          (f"{text} {ast.MIRROR[op]} x", False),
+                                          (f"NOT (x {op} {text})", True)):
+                    row = Row(filter_text, dialect)
+
+                    def expect(v, op=op, flip=flip, rule=rule, c=c):
+                        answer = declared(rule, op, v, c)
+                        return negation(answer) if flip else answer
+                    problems += disagreements(row, edge_values, expect)
+                    checked += len(edge_values)
+    assert not problems, report(problems)
+    assert checked > 50_000, checked
+
+
+@pytest.mark.parametrize("dialect", [d for d in sorted(DIALECTS) if DIALECTS[d].allow_between])
+def test_between_is_the_and_of_two_declared_comparisons(dialect):
+    rules = DIALECTS[dialect].semantics.numbers
+    written = constants(dialect)
+    picks = [pair for pair in written if pair[0] in
+             ("-3", "7", "1.5", "2.0", "16777217", "9007199254740993", "1.5E3", "NaN",
+              "-0.0", "INF", "DATE('2024-01-01')", "0.0/0")]
+    problems: list[str] = []
+    for lo_text, lo in picks:
+        for hi_text, hi in picks:
+            for kind in VALUE_KINDS:
+                lo_rule, hi_rule = rules.rule(kind, lo), rules.rule(kind, hi)
+                for negated in (False, True):
+                    row = Row(f"x {'NOT ' if negated else ''}BETWEEN {lo_text} AND {hi_text}",
+                              dialect)
+
+                    def expect(v, lo=lo, hi=hi, lo_rule=lo_rule, hi_rule=hi_rule,
+                               negated=negated):
+                        inside = junction([declared(lo_rule, ">=", v, lo),
+                                           declared(hi_rule, "<=", v, hi)], FALSE)
+                        return negation(inside) if negated else inside
+                    problems += disagreements(row, values(kind, edges_of(lo) + edges_of(hi)),
+                                              expect)
+    assert not problems, report(problems)
+
+
+@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+def test_in_lists_follow_the_declared_rule(dialect):
+    rules = DIALECTS[dialect].semantics.numbers
+    written = constants(dialect)
+    picks = [pair for pair in written if pair[0] in
+             ("7", "-3", "1.5", "16777217", "9007199254740993", "1.5E3", "NaN", "INF",
+              "1.0E400", "-0.0", "DATE('2024-01-01')")]
+    lists = [picks[i:i + 2] for i in range(len(picks) - 1)] + [picks[:1], picks[::-1]]
+    compiled = 0
+    problems: list[str] = []
+    for items in lists:
+        listed = ", ".join(text for text, _ in items)
+        for negated in (False, True):
+            try:
+                row = Row(f"x {'NOT ' if negated else ''}IN ({listed})", dialect)
+            except filtex.FilterError:
+                continue
+            compiled += 1
+            assert rules.in_list is not None, f"{dialect} compiles numeric IN lists"
+            for kind in VALUE_KINDS:
+                def expect(v, items=items, kind=kind, negated=negated):
+                    if isinstance(rules.in_list, Outcome):
+                        found = declared(rules.in_list, "=", v, None)
+                    else:
+                        parts = [declared(rules.rule(kind, c), "=", v, c) for _, c in items]
+                        if rules.in_list == "or-known":
+                            parts = [TRUE if p == TRUE else FALSE for p in parts]
+                        found = junction(parts, TRUE)
+                    return negation(found) if negated else found
+                numbers = [c for _, c in items for c in edges_of(c)]
+                problems += disagreements(row, values(kind, numbers), expect)
+    assert not problems, report(problems)
+    if rules.in_list is None:
+        assert compiled == 0, f"{dialect} declares no numeric IN but compiles one"
+    else:
+        assert compiled >= len(lists), compiled
+
+
+OTHER_TEXTS = {
+    "string =": ["x = 'a'", "'1' = x", "x = ''"],
+    "string <>": ["x <> 'a'", "'1' <> x"],
+    "string order": ["x < 'a'", "x >= '1'", "'b' > x", "x <= ''"],
+    "boolean =": ["x = TRUE", "FALSE = x"],
+    "boolean <>": ["x <> FALSE", "TRUE <> x"],
+    "boolean order": ["x < TRUE", "x >= FALSE"],
+    "null": ["x = NULL", "x <> NULL", "x < NULL", "NULL >= x"],
+    "in strings": ["x IN ('a', '1')", "x IN ('')"],
+    "like": ["x LIKE 'a%'", "x LIKE '1%'", "x LIKE '_' ESCAPE '!'"],
+    "condition": ["x"],
+}
+"""Filters of each test of ``NumberRules.other_types`` (each also negated)."""
+
+
+@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+def test_tests_against_other_types_follow_the_declared_answers(dialect):
+    """A number against a string, a boolean or NULL constant, IN a list of strings,
+    LIKE a pattern, or as a condition: one declared answer for every number of a kind."""
+    from filtex.dialects.rules import OTHER_TESTS
+    rules = DIALECTS[dialect].semantics.numbers
+    assert set(OTHER_TEXTS) == set(OTHER_TESTS)
+    problems: list[str] = []
+    checked = 0
+    for test, texts in OTHER_TEXTS.items():
+        for text in texts:
+            variants = [(text, False), (f"NOT ({text})", True)]
+            if " IN " in text or " LIKE " in text:
+                variants.append((text.replace(" IN ", " NOT IN ").replace(" LIKE ", " NOT LIKE "),
+                                 True))
+            for filter_text, negated in variants:
+                try:
+                    row = Row(filter_text, dialect)
+                except filtex.FilterError:
+                    continue   # not in this dialect (jms orders no strings, has no NULL =)
+                for kind in VALUE_KINDS:
+                    answer = rules.other_types.get((kind, test))
+                    if answer is None:
+                        continue
+                    want = {"fail": FAIL, "unknown": UNKNOWN, "false": FALSE,
+                            "true": TRUE}[answer]
+                    if negated:
+                        want = negation(want)
+                    edge_values = values(kind, [0, 1])
+                    problems += disagreements(row, edge_values, lambda v, want=want: want)
+                    checked += len(edge_values)
+    assert not problems, report(problems)
+    assert checked > 5_000, checked
+
+
+@pytest.mark.parametrize("dialect, cell, wrong", [
+    ("amqp", ("integer", "double"), Exact()),            # a long against 1.0E19 rounds
+    ("jms", ("float32", "integer"), Rounded("double", "total")),   # Float vs int: single
+    ("jms", ("integer", "double"), Rounded("double", "ieee")),     # -0.0 below 0 in Java
+    ("rabbitmq", ("double", "integer"), Rounded("double", "ieee")),   # Erlang: exactly
+    ("amqp", ("timestamp", "decimal"), Outcome("unknown")),   # a failure, not NULL
+])
+def test_a_wrong_rule_fails(monkeypatch, dialect, cell, wrong):
+    """The enumeration finds a wrong cell of each kind (the dialect's table, altered)."""
+    import dataclasses
+    semantics = DIALECTS[dialect].semantics
+    numbers = semantics.numbers
+    assert numbers.compare[cell] != wrong
+    monkeypatch.setattr(type(semantics), "numbers",
+                        dataclasses.replace(numbers, compare={**numbers.compare, cell: wrong}))
+    with pytest.raises(AssertionError, match="disagreements"):
+        test_comparisons_follow_the_declared_rules(dialect)
+
+
+def test_a_wrong_other_type_answer_fails(monkeypatch):
+    import dataclasses
+    semantics = DIALECTS["rabbitmq"].semantics
+    numbers = semantics.numbers
+    wrong = {**numbers.other_types, ("double", "in strings"): "unknown"}
+    monkeypatch.setattr(type(semantics), "numbers",
+                        dataclasses.replace(numbers, other_types=wrong))
+    with pytest.raises(AssertionError, match="disagreements"):
+        test_tests_against_other_types_follow_the_declared_answers("rabbitmq")
