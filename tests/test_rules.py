@@ -350,3 +350,178 @@ def test_a_wrong_other_type_answer_fails(monkeypatch):
                         dataclasses.replace(numbers, other_types=wrong))
     with pytest.raises(AssertionError, match="disagreements"):
         test_tests_against_other_types_follow_the_declared_answers("rabbitmq")
+
+
+# --- strings: the text forms the batch engines compute without the row engine -------------
+
+TEXT_CONSTANTS = ["'a'", "''", "'é'", "'\U0001f600'", "'a%'", "'A'", "'it''s'", "'b_c'"]
+LIKE_PATTERNS = ["'a%'", "'%a'", "'%a%'", "'a_c'", "'_'", "'%'", "''", "'a!%%' ESCAPE '!'",
+                 "'!_%' ESCAPE '!'", "'a\\%'", "'%\U0001f600%'", "'__'", "'%b_c'",
+                 "'a%%c' ESCAPE '%'"]
+IN_LISTS = ["('a', 'b')", "('', 'é')", "('A')", "('a%', 'it''s')"]
+EDGE_STRINGS = ["", "a", "A", "ab", "abc", "ac", "b", "a%", "a_", "%", "_", "\\", "a\\b", "a\\%",
+                "a\nc", "é", "e\u0301", "\U0001f600", "\U0001f600x", "x\U0001f600y", "ß", "İ",
+                "z" * 50, "Ab", " a", "a ", "0", "10", "!", "it's", "b_c", "bxc", "a%c", "a%%c",
+                "\U0001f600\U0001f600", "a\x00", "\uffff", "\ue000"]
+"""Strings around the constants and patterns: prefixes, case, combining marks, characters
+outside the BMP, the pattern characters themselves, NUL and the BMP's end."""
+
+
+def text_atoms(dialect: str) -> list[str]:
+    found = [f"x {op} {c}" for op in OPS for c in TEXT_CONSTANTS]
+    found += [f"{c} < x" for c in TEXT_CONSTANTS]
+    found += [f"x {neg}LIKE {p}" for neg in ("", "NOT ") for p in LIKE_PATTERNS]
+    found += [f"x {neg}IN {items}" for neg in ("", "NOT ") for items in IN_LISTS]
+    return found + [f"NOT ({text})" for text in list(found)]
+
+
+@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+def test_text_forms_are_what_the_row_engine_answers_for_strings_and_symbols(dialect):
+    """A String or Symbol value against string constants is plain text matching in the
+    dialect's terms (``Semantics.string_ops``, ``like_escapes``): the batch engine
+    computes such an atom with Arrow's kernels over a whole dictionary
+    (``arrow/strings.vectorised``), trusting the form, so every form agrees with the
+    row engine here, on strings around every constant and pattern."""
+    pa = pytest.importorskip("pyarrow")
+    from proton import symbol
+
+    from filtex.arrow.strings import vectorised
+    semantics = DIALECTS[dialect].semantics
+    strings = sorted(set(EDGE_STRINGS) | {t.strip("'").replace("''", "'") for t in
+                                          TEXT_CONSTANTS})
+    dictionary = pa.array(strings, pa.string())
+    forms = 0
+    problems: list[str] = []
+    for text in text_atoms(dialect):
+        try:
+            row = Row(text, dialect)
+        except filtex.FilterError:
+            continue
+        fast = vectorised(row.filter.tree.body, semantics, dictionary)
+        if fast is None:
+            continue
+        forms += 1
+        for s, want in zip(strings, fast.tolist()):
+            for value in (s, symbol(s)):
+                got = row.answer(value)
+                if got != (TRUE if want else FALSE):
+                    problems.append(f"{text} with x = {type(value).__name__}({s!r}): "
+                                    f"the text form says {want}, the row engine {got}")
+    assert not problems, report(problems)
+    assert forms >= 60, forms
+
+
+# --- arithmetic: the kernel's model on the operand tags the dialect declares it holds for ----
+
+ARITH_FILTERS = ["a + b > 5", "a - b = 0", "a * b = 0", "a * b >= 9007199254740993",
+                 "a + b >= 9007199254740993", "a % b = 0", "a % b >= 0", "a % 2 = 1",
+                 "-a + b < 2.5", "a - b < -0.5", "a = b", "a < b", "a >= b", "a * 2 + b <> 7",
+                 "a + b BETWEEN 1 AND 10", "a - b IN (0, 1)", "NOT (a + b > 5)",
+                 "a * b < 1.0E19", "a + b > 0.1", "a - b <= 1.5E0", "a * b > -0.0",
+                 "a + b = 2147483647", "a % b <> 1"]
+OPERAND_VALUES = {"int": [-2, -1, 0, 1, 2, 3, 7, 127, -128, 255, 9999, 46340, 65535,
+                          2**31 - 1, -2**31],
+                  "double": [0.0, -0.0, 0.5, -2.25, 3.0, -1.0, 7.0, 2.5, 1e6, 9007199254740992.0,
+                             1e300, -1e300, 0.1, 1.4999999999999998]}
+"""Operands where signs, zeros, remainders, int/double mixing and rounding to double show."""
+
+
+def _operand_values(cls: type) -> list:
+    if cls is float:
+        return OPERAND_VALUES["double"]
+    lo, hi = {ubyte: (0, 255), ushort: (0, 65535), uint: (0, 2**32 - 1), byte: (-128, 127),
+              short: (-2**15, 2**15 - 1), int32: (-2**31, 2**31 - 1)}.get(cls, (-2**63, 2**63 - 1))
+    return [cls(v) for v in OPERAND_VALUES["int"] if lo <= v <= hi]
+
+
+@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+def test_the_arithmetic_model_is_the_row_engine_on_the_declared_operand_tags(dialect):
+    """The kernel (and Spark) compute arithmetic over several fields by ``plan/arith.model``
+    on the operand tags ``operand_tags`` accepts, compared through the declared number
+    rules; on every pair of those tags and edge operands, where the model has an answer
+    (it sends the rest to the row engine), it is the row engine's."""
+    from itertools import product
+
+    from filtex.plan.arith import OPERAND_CLASSES, _Bad, arith_form, model, operand_tags
+    semantics = DIALECTS[dialect].semantics
+    problems: list[str] = []
+    checked = forms = 0
+    for text in ARITH_FILTERS:
+        try:
+            row = Row(text, dialect)
+        except filtex.FilterError:
+            continue
+        form = arith_form(row.filter.tree.body, semantics)
+        if form is None:
+            continue
+        forms += 1
+        probe = compile_probe(text, dialect)
+        classes = [OPERAND_CLASSES[t] for t in sorted(operand_tags(form, semantics))]
+        for ca, cb in product(classes, repeat=2):
+            for a, b in product(_operand_values(ca), _operand_values(cb)):
+                by_field = {"a": a, "b": b}
+                numbers = [float(by_field[key]) if type(by_field[key]) is float
+                           else int(by_field[key]) for _, key in form.fields]
+                try:
+                    want = {TRUE_CODE: TRUE, FALSE_CODE: FALSE, UNKNOWN_CODE: UNKNOWN}[
+                        model(form, numbers)]
+                except _Bad:
+                    continue   # not the model's: the kernel sends the row to the row engine
+                got = answer_of(row.filter, probe, {k: v for k, v in by_field.items()
+                                                    if (None, k) in [(None, f[1]) for f in
+                                                                     form.fields]})
+                checked += 1
+                if want != got:
+                    problems.append(f"{text} with a = {ca.__name__}({a!r}), "
+                                    f"b = {cb.__name__}({b!r}): the model says {want}, "
+                                    f"the row engine {got}")
+    assert not problems, report(problems)
+    assert forms >= 12 and checked > 20_000, (forms, checked)
+
+
+def compile_probe(text: str, dialect: str):
+    return filtex.compile_sql(f"({text}) OR y = 1", dialect)
+
+
+def answer_of(flt, probe, props: dict) -> str:
+    verdict = flt.evaluate(filtex.Message(application_properties=props))
+    if verdict is not None:
+        return TRUE if verdict else FALSE
+    either = probe.evaluate(filtex.Message(application_properties={**props, "y": 1}))
+    return UNKNOWN if either else FAIL
+
+
+TRUE_CODE, FALSE_CODE, UNKNOWN_CODE = 1, 0, 2
+
+
+@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+def test_the_batch_engine_computes_arithmetic_as_the_row_engine(dialect):
+    """The same filters through the batch engine's arithmetic pass, on one table of every
+    pair of operand types and edge values (and nulls, absent operands, strings), against
+    the row engine message by message."""
+    from itertools import product
+
+    pytest.importorskip("pyarrow")
+    import filtex.arrow
+    from filtex.plan.arith import OPERAND_CLASSES
+    operands = [v for cls in OPERAND_CLASSES.values()
+                for v in _operand_values(cls)[::1 if cls is float else 3]]
+    operands += [None, "1", float32(2.5)]
+    messages = [filtex.Message(application_properties={
+        k: v for k, v in (("a", a), ("b", b)) if v is not None}) for a, b in
+        product(operands, repeat=2)]
+    table = filtex.arrow.message_table(messages)
+    problems: list[str] = []
+    for text in ARITH_FILTERS:
+        try:
+            flt = filtex.compile_sql(text, dialect)
+        except filtex.FilterError:
+            continue
+        batch = flt.evaluate_batch(table).to_pylist()
+        for message, got in zip(messages, batch):
+            want = flt.evaluate(message)
+            if want != got:
+                problems.append(f"{text} on {message.application_properties}: row {want}, "
+                                f"batch {got}")
+    assert not problems, report(problems)
+    assert len(messages) > 2_000

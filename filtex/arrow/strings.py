@@ -7,8 +7,10 @@ with language tags, the dialect's own string rules). High-cardinality columns
 (ids, SKUs: a distinct string a row) would make that a Python call a row, so
 for the predicates with a plain-text form (``plan/text.py``) the table is
 computed by Arrow's vectorised kernels instead (LIKE through RE2, linear in
-the input). A sample of the dictionary is run through the engine as well, and
-any disagreement drops back to the per-value path.
+the input). A text form is trusted: it is built from the dialect's declared
+string rules (``Semantics.string_ops``, ``like_escapes``), and
+``tests/test_rules.py`` checks every kind of form against the row engine on
+strings and symbols around its constants.
 """
 from __future__ import annotations
 
@@ -63,7 +65,7 @@ def string_table(compiled: Any, plan: Any, dictionary: pa.Array, rc: Any) -> np.
             for i in np.flatnonzero(lengths == 1):
                 row[i] = compiled.value_outcome(cls(dictionary[int(i)].as_py()), rc)
             continue
-        if fast is not None and compiled.agrees_on_sample(fast, cls, dictionary, rc):
+        if fast is not None:
             row[:size] = np.where(valid, fast.astype(np.int8), BACK)
             continue
         values = dictionary.to_pylist()

@@ -13,13 +13,16 @@ a correctly rounded difference of finite doubles is that of the exact one).
 A null or absent operand makes the comparison unknown; any
 other operand (a string, a float32, a decimal, a huge integer, a
 non-finite double) sends the row to the per-message engine. The result is
-compared through the same exact intervals as a field (``intervals.py``).
+compared through intervals as a field is: the dialect's declared number rules
+for an integer or a double result (``intervals.decide``).
 
-Before an expression is trusted, the per-message engine evaluates the atom on
-probe messages (integers and doubles of several types, nulls) and must agree
-with ``model`` on every one (``oracle.arith_tags``); otherwise the filter has
-no kernel form. This module is the form and its model; the kernel pass that
-computes it is ``arrow/arith.py``.
+Which operand tags the model holds for is declared, not probed
+(``operand_tags``): ``%`` is the integer remainder only where the dialect
+computes it so (``Semantics.arithmetic``: Java computes ``%`` in double), and
+a double result of -0.0 is 0.0 only where the dialect's float order says so.
+``tests/test_rules.py`` checks ``model`` against the row engine on every
+accepted tag, every dialect and edge operands. This module is the form and
+its model; the kernel pass that computes it is ``arrow/arith.py``.
 """
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ from proton import byte, int32, short, ubyte, uint, ushort
 from ..runtime.values import INT_CLASSES
 from ..tree import ast
 from ..tree.ast import MIRROR
+from ..dialects import rules
 from . import intervals
 from .atoms import FALSE, TRUE, UNKNOWN
 
@@ -47,11 +51,12 @@ _OPS = {"+", "-", "*", "%"}
 class ArithForm:
     """An expression tree over fields and constants, and its comparison."""
 
-    def __init__(self, expression: ast.Node, fields: list[tuple], comparison: list) -> None:
+    def __init__(self, expression: ast.Node, fields: list[tuple], comparison: list,
+                 spans: tuple[list, list, list]) -> None:
         self.expression = expression
         self.fields = fields                 # distinct (section, key), in first-read order
         self.comparison = comparison         # numeric form of atoms.numeric_form
-        self.intervals = intervals.of_form(comparison)
+        self.intervals = spans               # an integer result's, (unused), a double's
 
     def shape(self) -> str:
         """The expression as kernel source (fields by position, constants inline)."""
@@ -87,8 +92,9 @@ def _expression(node: ast.Node, fields: list) -> bool:
     return False
 
 
-def arith_form(node: ast.Node) -> ArithForm | None:
-    """The form of a comparison of an expression with numeric constants."""
+def arith_form(node: ast.Node, semantics: Any) -> ArithForm | None:
+    """The form of a comparison of an expression with numeric constants, read
+    by ``semantics`` (the dialect's)."""
     from .atoms import numeric_form
     negated = False
     while isinstance(node, ast.Not):
@@ -116,7 +122,30 @@ def arith_form(node: ast.Node) -> ArithForm | None:
         return None
     if negated:
         form = form[:-1] + [not form[-1]]
-    return ArithForm(operand, fields, form)
+    numbers = semantics.numbers
+    ints = intervals.decide(form, numbers, rules.INTEGER, intervals.INT64)
+    doubles = intervals.decide(form, numbers, rules.DOUBLE, intervals.DOUBLE)
+    if not isinstance(ints, list) or not isinstance(doubles, list):
+        return None   # a result compared with NaN, say: one answer, not intervals
+    return ArithForm(operand, fields, form, (ints, [], doubles))
+
+
+def operand_tags(form: ArithForm, semantics: Any) -> frozenset[int]:
+    """The operand tags on which the dialect computes ``form`` as ``model`` does:
+    every one, but doubles where ``%`` is not fmod of doubles in the dialect
+    (amqp fails, RabbitMQ is unknown: ``%`` is for integers), none where ``%``
+    is computed in double even for integers (Java: -2 % -2 is -0.0), and not
+    doubles where a zero constant meets a -0.0 result that the dialect orders
+    below 0.0 (Java's ``Double.compareTo``)."""
+    tags = set(OPERAND_CLASSES)
+    if "%" in form.shape():
+        if semantics.arithmetic == "java":
+            return frozenset()
+        tags.discard(DOUBLE)
+    if semantics.float_order == "total" and any(
+            c == 0 for c in intervals.constants(form.comparison)):
+        tags.discard(DOUBLE)
+    return frozenset(tags)
 
 
 def _expr(node: ast.Node, fields: list) -> str:
@@ -129,7 +158,7 @@ def _expr(node: ast.Node, fields: list) -> str:
     return f"({_expr(node.left, fields)} {node.op} {_expr(node.right, fields)})"
 
 
-# --- the Python model of the kernel's arithmetic (for the probes) -----------------------
+# --- the Python model of the kernel's arithmetic (the tests check it) ------------------
 
 class _Bad(Exception):
     pass
@@ -150,6 +179,8 @@ def model(form: ArithForm, values: list) -> int:
     """The kernel's outcome for operand values (None: null), computed in Python."""
     if any(v is None for v in values):
         return UNKNOWN
+    if any(type(v) is int and abs(v) > BOUND for v in values):
+        raise _Bad   # the kernel's integer operands are within +-BOUND too
 
     def value(node: ast.Node) -> Any:
         if isinstance(node, ast.Field):

@@ -3,22 +3,19 @@
 The plan decides what an atom answers for each type tag; where it needs an
 answer it cannot read off the tree, it asks the atom itself, compiled by the
 row engine (``CompiledAtom``): once per value of a finite domain (absent,
-null, False and True, the float specials, the distinct strings of a
-dictionary, the distinct numbers present: exact by construction), on probe
-values checking that an interval or text form agrees with the atom, on probe
-messages checking the arithmetic model (``arith_tags``), and to fold an
-operand that reads no field (``constant``). Engines and tools reach the row
-engine's answers for values only through this module (``tests/test_layers.py``
-holds every other module to that).
+null, False and True, the float specials, a type-only test's type, the
+distinct strings of a dictionary, the distinct numbers present: exact by
+construction), and to fold an operand that reads no field (``constant``).
+Nothing here samples: intervals, text forms and the arithmetic model follow
+the dialects' declared rules, checked against the row engine by the tests.
+Engines and tools reach the row engine's answers for values only through this
+module (``tests/test_layers.py`` holds every other module to that).
 """
 from __future__ import annotations
 
-import itertools
-import random
 from typing import Any, Callable
 
 import numpy as np
-from proton import byte, short, ubyte, uint, ushort
 
 from ..accessors import MessageAccessor
 from ..functions import REGISTRY
@@ -27,13 +24,9 @@ from ..message import Message
 from ..row import RowGenerator, load
 from ..table.schema import KEY_CLASS
 from ..tree import ast
-from . import intervals
-from .arith import OPERAND_CLASSES, ArithForm, _Bad, model
 from .atoms import (_FAILED, BACK, FAIL, FALSE, FLOAT_TAGS, TRUE, UNKNOWN, VALUE_CLASS,
                     numeric_form)
 
-SAMPLE = 64
-"""Dictionary entries run to check a vectorised string table (``agrees_on_sample``)."""
 
 class _Holder:
     """A section that holds every key, with the one value an atom reads."""
@@ -132,20 +125,6 @@ class CompiledAtom:
         """The outcome for a whole message (arithmetic over several fields)."""
         return run(self.on_message, message, rc)
 
-    def agrees_on_sample(self, fast: np.ndarray, cls: type, dictionary: Any, rc: Any) -> bool:
-        """Does the engine give ``fast`` (a vectorised answer per dictionary
-        entry, as ``cls``) on a sample of the entries?"""
-        size = len(dictionary)
-        picks = sorted(set(range(min(size, SAMPLE // 2))) |
-                       set(np.linspace(0, size - 1, SAMPLE // 2).astype(int).tolist()))
-        for i in picks:
-            s = dictionary[i].as_py()
-            if s is None:
-                continue
-            if self.value_outcome(s if cls is str else cls(s), rc) != int(fast[i]):
-                return False
-        return True
-
 
 _READS = (ast.Field, ast.Body, ast.NoLocal, ast.Derived, ast.PropertyMatch, ast.HeaderMatch,
           ast.Topic, ast.Direct)
@@ -182,65 +161,3 @@ def value_outcomes(compiled: CompiledAtom, tag: int, values: np.ndarray, rc: Any
     fn = compiled.on_value
     return np.array([run(fn, cls(convert(v)), rc)  # type: ignore[arg-type]
                      for v in values.tolist()], np.int8)
-
-
-# --- the arithmetic model against the atom, on probe messages ---------------------------
-
-_RANGES = {ubyte: (0, 255), ushort: (0, 65535), uint: (0, 9999), byte: (-128, 127),
-           short: (-9999, 9999)}
-
-
-def _probe_value(rng: random.Random, cls: type, constants: list[Any]) -> Any:
-    if cls is float:
-        return rng.choice([0.5, -2.25, 3.0, 1e6, rng.uniform(-2000, 2000)] +
-                          [float(c) for c in constants])
-    lo, hi = _RANGES.get(cls, (-9999, 9999))
-    return cls(rng.randint(lo, hi))
-
-
-_SAME = (-2, -1, 1, 2, 3)
-"""Every field one small value: the remainders of negative multiples (-2 % -2,
-which a dialect computing in doubles makes -0.0) and sign rules, on every run."""
-
-
-def _arith_agrees(form: ArithForm, compiled: CompiledAtom, rng: random.Random, classes: list[Any],
-            constants: list[Any], trials: int) -> bool:
-    fixed = [[cls(v) if _RANGES.get(cls, (-9999, 9999))[0] <= v else None
-              for _ in form.fields] for cls in classes for v in _SAME]
-    randomised = ([None if trial % 16 == 15 else
-                   _probe_value(rng, rng.choice(classes), constants) for _ in form.fields]
-                  for trial in range(trials))
-    for values in itertools.chain(fixed, randomised):
-        try:
-            want = model(form, [None if v is None else (float(v) if type(v) is float
-                                                          else int(v)) for v in values])
-        except _Bad:
-            continue
-        if compiled.message_outcome(_message(form.fields, values), None) != want:
-            return False
-    return True
-
-
-def arith_tags(form: ArithForm, compiled: CompiledAtom, seed: int = 7) -> frozenset[int] | None:
-    """The operand tags on which the per-message engine agrees with the model
-    (each type alone, then all of them mixed), or None when they do not mix."""
-    rng = random.Random(seed)
-    constants = intervals.constants(form.comparison)
-    accepted = [tag for tag, cls in OPERAND_CLASSES.items()
-                if _arith_agrees(form, compiled, rng, [cls], constants, 24)]
-    if not accepted:
-        return frozenset()
-    mixed = [OPERAND_CLASSES[t] for t in accepted]
-    if not _arith_agrees(form, compiled, rng, mixed, constants, 160):
-        return None
-    return frozenset(accepted)
-
-
-def _message(fields: list[Any], values: list[Any]) -> Message:
-    sections: dict[str, dict[Any, Any]] = {}
-    for (section, key), v in zip(fields, values):
-        if v is None:
-            continue
-        name = KEY_CLASS[section](key) if section in KEY_CLASS else key
-        sections.setdefault(section, {})[name] = v
-    return Message(**sections)

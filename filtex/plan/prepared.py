@@ -14,7 +14,8 @@ import numpy as np
 from ..dialects import AMQP
 from ..limits import DEFAULT_LIMITS
 from .atoms import TagPlan, plan_tags
-from .oracle import CompiledAtom, arith_tags
+from .arith import operand_tags
+from .oracle import CompiledAtom
 from ..table.schema import columns_for
 from .skeleton import Plan, fields_read, plan
 
@@ -42,12 +43,7 @@ class PreparedPlan:
             form = compiled.atom.arith
             if form is None:
                 continue
-            tags = arith_tags(form, compiled)
-            if tags is None:
-                self.plan = Plan(None, (), "the dialect's arithmetic differs from the kernel's "
-                                           f"on probe values ({form.shape()})")
-                self.atoms = []
-                break
+            tags = operand_tags(form, compiled.atom.semantics)
             ok = np.zeros(256, np.uint8)
             ok[sorted(tags)] = 1
             self.operand_tags[index] = ok

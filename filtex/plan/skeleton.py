@@ -102,7 +102,7 @@ def plan(tree: ast.Node, semantics: Any) -> Plan:
             return ("not", split(node.operand, rules))
         fields = fields_read(node)
         if len(fields) > 1:
-            form = arith_form(node)
+            form = arith_form(node, rules)
             if form is None:
                 raise _TwoFields(node)
             atoms.append(Atom(node, ("expr", tuple(form.fields)), rules, form))

@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..plan import arith as kernel_arith
-from ..plan import oracle
 from ..plan import atoms as A
 from ..tree import ast
 from . import sql as S
@@ -116,14 +115,16 @@ def _limit(doubled: str) -> str:
 
 def single_field_form(compiled: Any) -> tuple[Any, frozenset] | None:
     """An atom over one field that is arithmetic compared with constants
-    (``x % 2 = 0``, ``rank + 2 = 125``), with the operand tags the per-message
-    engine agreed on; cached on the compiled atom (probing costs milliseconds)."""
+    (``x % 2 = 0``, ``rank + 2 = 125``), with the operand tags the dialect
+    computes as the model does (``plan/arith.operand_tags``); cached on
+    the compiled atom."""
     found = getattr(compiled, "_spark_arith", False)
     if found is False:
         found = None
-        form = kernel_arith.arith_form(compiled.atom.node)
+        semantics = compiled.atom.semantics
+        form = kernel_arith.arith_form(compiled.atom.node, semantics)
         if form is not None and len(form.fields) == 1:
-            tags = oracle.arith_tags(form, compiled)
+            tags = kernel_arith.operand_tags(form, semantics)
             if tags:
                 found = (form, tags)
         compiled._spark_arith = found

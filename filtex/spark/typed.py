@@ -25,7 +25,7 @@ def _arithmetic_without_plus(compiled: Any) -> bool:
     """Arithmetic compared with constants and no ``+`` (which joins strings): a
     string operand's answer is its type's (probed on numeric strings too)."""
     from ..plan.arith import arith_form
-    form = arith_form(compiled.atom.node)
+    form = arith_form(compiled.atom.node, compiled.atom.semantics)
     return form is not None and "+" not in form.shape()
 
 
@@ -63,7 +63,7 @@ def constant_by_type(compiled: Any, tag: int, rc: Any) -> int | None:
     if compiled.numeric is not None:
         return None   # the plan decided from the declared rules: no one answer
     from ..plan.arith import arith_form
-    form = arith_form(compiled.atom.node)
+    form = arith_form(compiled.atom.node, compiled.atom.semantics)
     functions = function_form(compiled.atom.node, compiled.atom.semantics)
     if form is not None or functions is not None:   # arithmetic or string functions
         # refusing the type (amqp's double % 2 fails): only a failure or unknown for
