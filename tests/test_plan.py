@@ -327,7 +327,11 @@ IN_LISTS = ["1, 2, 3", "0, 255, 256", "-1, 1.5, 2.0", "1.5E3", "127, 128, -128, 
             "9223372036854775807, 18446744073709551615", "NaN, 1", "INF, -INF", "0.1, 0.5",
             "'a', 'b'", "1, 'a'", "TRUE", "-0.0"]
 TYPE_ONLY = ["x IS NULL", "x IS NOT NULL", "EXISTS(x)", "NOT EXISTS(x)", "NOT (x IS NULL)"]
-OTHERS = ["x", "NOT x", "x LIKE 'a%'", "x NOT LIKE '1%'"]
+OTHERS = ["x", "NOT x", "x LIKE 'a%'", "x NOT LIKE '1%'", "x - 1 > 0", "x % 2 = 1",
+          "x + 1 > 0", "-x < 0", "x * 2 BETWEEN 1 AND 4", "x - 1 IN (0, 1)", "LOWER(x) = 'a'",
+          "LEFT(x, NULL) = 'a'", "filtex:length(x) = 1", "UPPER(x) LIKE 'A%'",
+          "UPPER(LOWER(x)) IN ('A', 'B')", "DATE(x) > 0", "x IN (1, 2.5)", "x IN (1, 'a')",
+          "NOT (x IN (0))", "x = 1.0E400"]
 FOLDED = [("x = 2 * 50", [100]), ("x < 1 + 0.5", [D("1.5")]), ("x >= 10 / 4", [2, D("2.5")]),
           ("x > -(-5)", [5]), ("x BETWEEN 1 - 3 AND 2 * 3", [-2, 6])]
 """Operands that read no field, folded into constants by the plan."""

@@ -23,7 +23,11 @@ import operator
 from decimal import Decimal
 
 import pytest
-from proton import byte, float32, int32, short, timestamp, ubyte, uint, ulong, ushort
+import uuid
+
+from proton import (UNDESCRIBED, Array, Data, Described, byte, char, decimal32, decimal64,
+                    decimal128, float32, int32, short, symbol, timestamp, ubyte, uint, ulong,
+                    ushort)
 
 import filtex
 from edges import double_edges, float32_edges, int_edges, single
@@ -283,16 +287,48 @@ OTHER_TEXTS = {
     "in strings": ["x IN ('a', '1')", "x IN ('')"],
     "like": ["x LIKE 'a%'", "x LIKE '1%'", "x LIKE '_' ESCAPE '!'"],
     "condition": ["x"],
+    "number =": ["x = 1", "2.5 = x", "x = 1.0E0", "x = 0"],
+    "number <>": ["x <> 1", "x <> 2.5"],
+    "number order": ["x < 1", "x >= 2.5", "1.5E0 < x", "x > -1"],
+    "in numbers": ["x IN (1, 2.5)", "x IN (0)"],
+    "arithmetic": ["x - 1 > 0", "x * 2 = 4", "-x < 0", "x % 2 = 1", "x - 1 BETWEEN 0 AND 5"],
+    "function": ["LOWER(x) = 'a'", "filtex:length(x) = 1", "LEFT(x, 2) IN ('ab')",
+                 "SUBSTRING(x, 1, 2) LIKE 'a%'", "UPPER(LOWER(x)) = 'A'", "DATE(x) > 0",
+                 "RIGHT(x, 1) <> 'a'", "UPPER(x, 'tr') BETWEEN 'A' AND 'B'"],
 }
 """Filters of each test of ``NumberRules.other_types`` (each also negated)."""
+
+
+OTHER_VALUES = {
+    "string": ["", "a", "1", "2.5", "TRUE", "true", "2024-01-01", "P1D", "\U0001f600", "NaN",
+               symbol("a"), symbol("1"), symbol("")],
+    "char": [char("a"), char("1"), char("\x01"), char("\U0001f600"), char("T")],
+    "binary": [b"", b"a", b"1", b"\x00\xff" * 9],
+    "uuid": [uuid.UUID(int=0), uuid.UUID(int=5), uuid.UUID(int=2**128 - 1)],
+    "decimal": [decimal32(0x3280000F), decimal64(0x31C000000000000F), decimal128(bytes(16)),
+                decimal32(0x7C000000), decimal64(0x7C00000000000000)],
+    "list": [[], [1], ["a"], [None]],
+    "map": [{}, {"a": 1}, {symbol("k"): None}],
+    "array": [Array(UNDESCRIBED, Data.INT), Array(UNDESCRIBED, Data.INT, 1, 2),
+              Array(UNDESCRIBED, Data.STRING, "a")],
+    "described": [Described(symbol("d"), None), Described(symbol("x"), 1),
+                  Described(ulong(7), "a")],
+}
+"""Values of the kinds beside the numbers: text that reads as a number, a boolean, a time
+or a duration, NaN decimals, empty and nested composites."""
+
+
+def kind_values(kind: str) -> list:
+    return OTHER_VALUES[kind] if kind in OTHER_VALUES else values(kind, [0, 1])
 
 
 @pytest.mark.parametrize("dialect", sorted(DIALECTS))
 def test_tests_against_other_types_follow_the_declared_answers(dialect):
     """A number against a string, a boolean or NULL constant, IN a list of strings,
     LIKE a pattern, or as a condition: one declared answer for every number of a kind."""
-    from filtex.dialects.rules import OTHER_TESTS
+    from filtex.dialects.rules import OTHER_KINDS, OTHER_TESTS
     rules = DIALECTS[dialect].semantics.numbers
+    assert {kind for kind, _ in rules.other_types} <= set(VALUE_KINDS) | set(OTHER_KINDS)
     assert set(OTHER_TEXTS) == set(OTHER_TESTS)
     problems: list[str] = []
     checked = 0
@@ -307,7 +343,7 @@ def test_tests_against_other_types_follow_the_declared_answers(dialect):
                     row = Row(filter_text, dialect)
                 except filtex.FilterError:
                     continue   # not in this dialect (jms orders no strings, has no NULL =)
-                for kind in VALUE_KINDS:
+                for kind in VALUE_KINDS + OTHER_KINDS:
                     answer = rules.other_types.get((kind, test))
                     if answer is None:
                         continue
@@ -315,7 +351,7 @@ def test_tests_against_other_types_follow_the_declared_answers(dialect):
                             "true": TRUE}[answer]
                     if negated:
                         want = negation(want)
-                    edge_values = values(kind, [0, 1])
+                    edge_values = kind_values(kind)
                     problems += disagreements(row, edge_values, lambda v, want=want: want)
                     checked += len(edge_values)
     assert not problems, report(problems)
@@ -402,7 +438,8 @@ def test_text_forms_are_what_the_row_engine_answers_for_strings_and_symbols(dial
             continue
         forms += 1
         for s, want in zip(strings, fast.tolist()):
-            for value in (s, symbol(s)):
+            chars = [char(s)] if semantics.char_is_string and len(s) == 1 else []
+            for value in (s, symbol(s), *chars):
                 got = row.answer(value)
                 if got != (TRUE if want else FALSE):
                     problems.append(f"{text} with x = {type(value).__name__}({s!r}): "
@@ -525,3 +562,38 @@ def test_the_batch_engine_computes_arithmetic_as_the_row_engine(dialect):
                                 f"batch {got}")
     assert not problems, report(problems)
     assert len(messages) > 2_000
+
+
+def test_spark_function_models_are_the_runtime_operations():
+    """A string function Spark computes natively (``Function.spark``) gives the runtime
+    operation's result wherever its ``accepts`` takes the constant arguments (on ASCII
+    text where the model says ``ascii_only``: Java's case mappings differ beyond it)."""
+    from itertools import product
+
+    from filtex.functions import REGISTRY
+    strings = sorted(set(EDGE_STRINGS) | {"abcdef", "ÉTÉ", "straße", "ǅ", "ﬁ"})
+    checked = 0
+    problems = []
+    for function in REGISTRY.values():
+        form = function.spark
+        if form is None:
+            continue
+        low, high = function.arity
+        for count in range(low - 1, high):
+            for args in product(range(-2, 5), repeat=count):
+                if not form.accepts(args):
+                    continue
+                for text in strings:
+                    if form.ascii_only and not text.isascii():
+                        continue
+                    try:
+                        want = function.run(text, *args)
+                    except filtex.EvaluationFailure as failure:
+                        want = f"a failure ({failure})"
+                    got = form.model(text, args)
+                    checked += 1
+                    if want != got:
+                        problems.append(f"{function.name}({text!r}, {args}): runtime {want!r}, "
+                                        f"Spark's model {got!r}")
+    assert not problems, report(problems)
+    assert checked > 1_000, checked

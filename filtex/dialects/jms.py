@@ -34,12 +34,23 @@ JMS_NUMBER_RULES = R.NumberRules(R.table({
                 R.NAN: JAVA_DOUBLE},
     R.DOUBLE: {R.INTEGER: JAVA_DOUBLE, R.DOUBLE: JAVA_DOUBLE, R.INFINITY: JAVA_DOUBLE,
                R.NAN: JAVA_DOUBLE},
-}), in_list=None, other_types=R.other_types({
+}), in_list=None, other_types={**R.other_types({
     # unlike Java types differ: = FALSE, <> TRUE, no order; IN is unknown but for
     # a String; LIKE FALSE for a non-String; a non-boolean condition FALSE
     "string =": "false", "string <>": "true", "string order": "false",
     "boolean =": "false", "boolean <>": "true", "boolean order": "false",
-    "null": "unknown", "in strings": "unknown", "like": "false", "condition": "false"}))
+    "null": "unknown", "in strings": "unknown", "like": "false", "condition": "false"}),
+    **R.other_types({
+        # a String, a byte[], a map or list, a Double from a decimal: unlike a
+        # number or a boolean; no arithmetic but on numbers (NULL)
+        "boolean =": "false", "boolean <>": "true", "number =": "false", "number <>": "true",
+        "number order": "false", "condition": "false", "arithmetic": "unknown"},
+        (R.STRING, R.CHAR, R.BINARY, R.UUID, *R.COMPOSITES)),
+    **R.other_types({   # a Character is no String
+        "string =": "false", "string <>": "true", "in strings": "unknown", "like": "false"},
+        (R.CHAR, R.BINARY, R.UUID, *R.COMPOSITES, R.DECIMAL_VALUE)),
+    **R.other_types({"boolean =": "false", "boolean <>": "true", "condition": "false"},
+                    (R.DECIMAL_VALUE,))})
 """jms: ``Jms.compare_views`` (``_java_key``), ``in_values``, ``like``, ``predicate``."""
 
 JMS_KEYWORDS = frozenset({"AND", "OR", "NOT", "IS", "NULL", "LIKE", "ESCAPE", "IN", "BETWEEN",

@@ -28,12 +28,27 @@ RABBITMQ_NUMBER_RULES = R.NumberRules(R.table({
     # Erlang number (unknown); IN is lists:any of =, an unknown item FALSE
     kind: {R.INTEGER: R.EXACT, R.DOUBLE: R.EXACT, R.INFINITY: R.UNKNOWN, R.NAN: R.UNKNOWN}
     for kind in (R.INTEGER, R.TIMESTAMP, R.FLOAT32, R.DOUBLE)}), in_list="or-known",
-    other_types=R.other_types({
+    other_types={**R.other_types({
         # Erlang's == and /= on unlike terms; no order but between numbers and
         # between byte strings; LIKE and a non-boolean condition unknown
         "string =": "false", "string <>": "true", "string order": "false",
         "boolean =": "false", "boolean <>": "true", "boolean order": "false",
-        "null": "unknown", "in strings": "false", "like": "unknown", "condition": "unknown"}))
+        "null": "unknown", "in strings": "false", "like": "unknown", "condition": "unknown"}),
+        # strings, symbols, binaries and uuids are byte strings: unlike numbers and
+        # booleans; decimals and composites are dropped: unknown whatever the test
+        **R.other_types({
+            "boolean =": "false", "boolean <>": "true", "boolean order": "false",
+            "number =": "false", "number <>": "true", "number order": "false",
+            "null": "unknown", "in numbers": "false", "condition": "unknown",
+            "arithmetic": "unknown"}, (R.STRING, R.BINARY, R.UUID)),
+        **R.other_types({test: "unknown" for test in R.OTHER_TESTS},
+                        (R.DECIMAL_VALUE, *R.COMPOSITES)),
+        # a char is its code point: a number, unlike any string or boolean
+        **R.other_types({
+            "string =": "false", "string <>": "true", "string order": "false",
+            "boolean =": "false", "boolean <>": "true", "boolean order": "false",
+            "null": "unknown", "in strings": "false", "like": "unknown",
+            "condition": "unknown"}, (R.CHAR,))})
 """rabbitmq: ``RabbitMQ.compare_views``, ``in_values``, ``like``, ``predicate``."""
 
 RABBITMQ_KEYWORDS = frozenset({"AND", "OR", "NOT", "IS", "NULL", "LIKE", "ESCAPE", "IN",

@@ -131,13 +131,19 @@ class NumberRules:
     compare: Mapping[tuple[str, str], Rule]
     in_list: Union[Literal["or", "or-known"], Outcome, None] = "or"
     other_types: Mapping[tuple[str, str], Answer] = field(default_factory=dict)
-    """(value kind, test) -> the answer of a test whose constants are no numbers,
-    for every number of the kind: the tests are ``string =``, ``string <>``,
-    ``string order`` (< <= > >=), the same with ``boolean``, ``null`` (any
-    comparison with NULL), ``in strings``, ``like`` and ``condition`` (the
-    number itself where a condition is expected). A missing cell: the answer
-    depends on the value or the constant (amqp reads a string as a time against
-    a timestamp)."""
+    """(value kind, test) -> the answer of a test for every value of the kind,
+    where the types alone decide it: a number against a string constant, a
+    string against a number, a list against anything. The kinds are the number
+    kinds and ``OTHER_KINDS``; the tests ``OTHER_TESTS``: ``string =``,
+    ``string <>``, ``string order`` (< <= > >=), the same with ``boolean`` and
+    ``number`` constants, ``null`` (any comparison with NULL), ``in strings``,
+    ``in numbers``, ``like``, ``condition`` (the value itself where a condition
+    is expected) and ``arithmetic`` (the value an operand of ``- * %`` or unary
+    minus, compared with numbers) and ``function`` (the value the subject of
+    a function that takes a string: ``Function.subject``, compared with
+    constants). A missing cell: the answer depends on the
+    value or the constant (amqp reads a string as a time against a timestamp;
+    a string's own tests are its text)."""
 
     def rule(self, value: str, constant: Any) -> Rule | None:
         """The rule for a value of kind ``value`` against ``constant``."""
@@ -156,8 +162,17 @@ def table(rows: Mapping[str, Mapping[str, Rule]]) -> dict[tuple[str, str], Rule]
 FAIL, UNKNOWN = Outcome("fail"), Outcome("unknown")
 
 OTHER_TESTS = ("string =", "string <>", "string order", "boolean =", "boolean <>",
-               "boolean order", "null", "in strings", "like", "condition")
+               "boolean order", "number =", "number <>", "number order", "null",
+               "in strings", "in numbers", "like", "condition", "arithmetic", "function")
 """The tests of ``NumberRules.other_types``."""
+STRING, CHAR, BINARY, UUID, DECIMAL_VALUE, LIST, MAP, ARRAY, DESCRIBED = (
+    "string", "char", "binary", "uuid", "decimal", "list", "map", "array", "described")
+OTHER_KINDS = (STRING, CHAR, BINARY, UUID, DECIMAL_VALUE, LIST, MAP, ARRAY, DESCRIBED)
+"""The value kinds of ``other_types`` besides the numbers: a string or symbol,
+a char (a one-character string where ``Semantics.char_is_string``, else the
+dialect's own: declared here), a binary, a uuid, a decimal32/64/128, and the
+composites."""
+COMPOSITES = (LIST, MAP, ARRAY, DESCRIBED)
 
 
 def other_types(rows: Mapping[str, Answer], kinds: tuple[str, ...] = VALUE_KINDS
@@ -184,5 +199,18 @@ AMQP_NUMBER_RULES = NumberRules(table({
     **other_types({"like": "fail", "condition": "fail", "null": "unknown"}),
     **other_types({"string =": "fail", "string <>": "fail", "string order": "fail",
                    "in strings": "fail"}, (INTEGER, FLOAT32, DOUBLE)),
+    # a string (a char too) compares only with strings (and a timestamp); arithmetic fails
+    **other_types({**{test: "fail" for test in OTHER_TESTS if test.startswith(("boolean",
+                                                                              "number"))},
+                   "null": "unknown", "in numbers": "fail", "condition": "fail",
+                   "arithmetic": "fail"}, (STRING, CHAR)),
+    # binaries, uuids and composites compare with nothing a filter can write
+    **other_types({**{test: "fail" for test in OTHER_TESTS}, "null": "unknown"},
+                  (BINARY, UUID, *COMPOSITES)),
+    # a decimal's comparisons depend on it (a NaN is unknown); it is no text
+    **other_types({"like": "fail", "condition": "fail", "null": "unknown", "function": "fail"},
+                  (DECIMAL_VALUE,)),
+    # a string function of anything but a string fails
+    **other_types({"function": "fail"}, VALUE_KINDS),
 })
 """amqp: ``runtime/ops.compare``, ``in_values``, ``like``, ``predicate``."""

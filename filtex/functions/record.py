@@ -11,8 +11,11 @@ from ..tree import ast
 class SparkForm:
     """A string function as Spark computes it: ``sql(child, args)`` is Spark
     SQL over a string column, ``model(text, args)`` what it gives for ``text``
-    in Python (the translation's probes check it against the dialect's own
-    answer), ``accepts(args)`` whether the constant arguments have that form."""
+    in Python, ``accepts(args)`` whether the constant arguments are ones where
+    the model is the runtime operation's result (on ASCII text only if
+    ``ascii_only``): ``tests/test_rules.py`` checks that on edge strings and
+    arguments, and Spark's SQL against the row engine runs in
+    ``tests/test_spark_native.py``."""
     sql: Callable[[str, tuple[int, ...]], str]
     model: Callable[[str, tuple[int, ...]], str]
     accepts: Callable[[tuple[Any, ...]], bool]
@@ -26,6 +29,8 @@ class Function:
     result: str                    # the checker's type of the result ("string", "int", ...)
     run: Callable[..., Any]        # the runtime operation
     volatile: bool = False         # reads the clock
+    subject: str | None = None     # the type its first argument must be: "string" (a value
+    #                                of another type fails in amqp: dialects/rules.py)
     inline: Callable[[str, Sequence[ast.Node]], str | None] | None = None
     """Python for the result when the first argument is an exact ``str`` (the
     subject's expression, the other argument nodes); None where only the

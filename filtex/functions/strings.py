@@ -21,6 +21,16 @@ def _ints(args: tuple[Any, ...]) -> bool:
     return bool(args) and all(type(a) is int for a in args)
 
 
+def _counts(args: tuple[Any, ...]) -> bool:
+    """LEFT's and RIGHT's count as the runtime takes it (a negative one fails)."""
+    return _ints(args) and args[0] >= 0
+
+
+def _substring_args(args: tuple[Any, ...]) -> bool:
+    """SUBSTRING's start (from 1) and count (from 0) as the runtime takes them."""
+    return _ints(args) and args[0] >= 1 and (len(args) == 1 or args[1] >= 0)
+
+
 def _spark_call(name: str) -> Any:
     return lambda child, args: f"{name}({', '.join([child] + [str(a) for a in args])})"
 
@@ -33,10 +43,10 @@ def _cased(method: str) -> Any:
     return inline
 
 
-LOWER = Function("LOWER", (1, 2), "string", ops.lower, inline=_cased("lower"),
+LOWER = Function("LOWER", (1, 2), "string", ops.lower, subject="string", inline=_cased("lower"),
                  spark=SparkForm(_spark_call("lower"), lambda text, args: text.lower(),
                                  lambda args: not args, ascii_only=True))
-UPPER = Function("UPPER", (1, 2), "string", ops.upper, inline=_cased("upper"),
+UPPER = Function("UPPER", (1, 2), "string", ops.upper, subject="string", inline=_cased("upper"),
                  spark=SparkForm(_spark_call("upper"), lambda text, args: text.upper(),
                                  lambda args: not args, ascii_only=True))
 
@@ -78,18 +88,19 @@ def _spark_substring(text: str, args: tuple[int, ...]) -> str:
     return text[start:] if len(args) == 1 else text[start:start + max(args[1], 0)]
 
 
-LEFT = Function("LEFT", (2, 2), "string", ops.left, inline=_left,
-                spark=SparkForm(_spark_call("left"), _spark_left, _ints))
-RIGHT = Function("RIGHT", (2, 2), "string", ops.right, inline=_right,
-                 spark=SparkForm(_spark_call("right"), _spark_right, _ints))
-SUBSTRING = Function("SUBSTRING", (2, 3), "string", ops.substring,
+LEFT = Function("LEFT", (2, 2), "string", ops.left, subject="string", inline=_left,
+                spark=SparkForm(_spark_call("left"), _spark_left, _counts))
+RIGHT = Function("RIGHT", (2, 2), "string", ops.right, subject="string", inline=_right,
+                 spark=SparkForm(_spark_call("right"), _spark_right, _counts))
+SUBSTRING = Function("SUBSTRING", (2, 3), "string", ops.substring, subject="string",
                      inline=_substring,
-                     spark=SparkForm(_spark_call("substring"), _spark_substring, _ints))
+                     spark=SparkForm(_spark_call("substring"), _spark_substring,
+                                     _substring_args))
 
 
 # --- filtex:length -----------------------------------------------------------------------
 
-LENGTH = Function("filtex:LENGTH", (1, 1), "int", ops.length,
+LENGTH = Function("filtex:LENGTH", (1, 1), "int", ops.length, subject="string",
                   inline=lambda subject, rest: f"len({subject})")
 """The number of characters (Unicode code points, as LEFT and SUBSTRING count
 them) of a string or symbol; NULL for NULL; any other type fails."""

@@ -6,5 +6,5 @@ from .record import Function
 
 TIME_FUNCTIONS = (
     Function("UTC", (0, 0), "timestamp", ops.utc, volatile=True),
-    Function("DATE", (1, 1), "timestamp", ops.date),
+    Function("DATE", (1, 1), "timestamp", ops.date, subject="string"),
 )

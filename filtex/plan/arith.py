@@ -37,7 +37,7 @@ from ..tree import ast
 from ..tree.ast import MIRROR
 from ..dialects import rules
 from . import intervals
-from .atoms import FALSE, TRUE, UNKNOWN
+from .codes import FALSE, TRUE, UNKNOWN
 
 BOUND = 2**31 - 1
 DOUBLE = 12
@@ -55,7 +55,7 @@ class ArithForm:
                  spans: tuple[list, list, list]) -> None:
         self.expression = expression
         self.fields = fields                 # distinct (section, key), in first-read order
-        self.comparison = comparison         # numeric form of atoms.numeric_form
+        self.comparison = comparison         # intervals.numeric_form of the comparison
         self.intervals = spans               # an integer result's, (unused), a double's
 
     def shape(self) -> str:
@@ -95,7 +95,6 @@ def _expression(node: ast.Node, fields: list) -> bool:
 def arith_form(node: ast.Node, semantics: Any) -> ArithForm | None:
     """The form of a comparison of an expression with numeric constants, read
     by ``semantics`` (the dialect's)."""
-    from .atoms import numeric_form
     negated = False
     while isinstance(node, ast.Not):
         node, negated = node.operand, not negated
@@ -116,7 +115,7 @@ def arith_form(node: ast.Node, semantics: Any) -> ArithForm | None:
     fields: list = []
     if not _expression(operand, fields) or not fields:
         return None
-    form = numeric_form(probe)
+    form = intervals.numeric_form(probe)
     if form is None or any(type(c) not in (int, float, Decimal)
                                for c in intervals.constants(form)):
         return None

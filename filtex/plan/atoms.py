@@ -32,8 +32,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from decimal import Decimal
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from proton import (UNDESCRIBED, Array, Data, Described, byte, char, decimal32, decimal64,
@@ -41,16 +40,15 @@ from proton import (UNDESCRIBED, Array, Data, Described, byte, char, decimal32, 
                     ushort)
 
 from ..dialects import rules
-from ..runtime.values import INT_CLASSES
+from ..functions import REGISTRY
 from ..tree import ast
-from ..tree.ast import MIRROR
 from . import intervals
+from .arith import arith_form
 from ..table.schema import (ABSENT, ARRAY, BINARY, BOOLEAN, BYTE, CHAR, DECIMAL32, DECIMAL64,
                      DECIMAL128, DESCRIBED, DOUBLE, FLOAT, INT, LIST, LONG, MAP, NULL, SHORT, STRING,
                      SYMBOL, TIMESTAMP, UBYTE, UINT, ULONG, USHORT, UUID)
 
-# outcomes, as the kernel codes them
-FALSE, TRUE, UNKNOWN, FAIL, BACK = 0, 1, 2, 4, 8
+from .codes import BACK as BACK, FAIL as FAIL, FALSE as FALSE, TRUE as TRUE, UNKNOWN as UNKNOWN
 # modes (DATA is decided per batch: VALUES_* with the distinct values present, or CONST)
 CONST, STRINGS, BOOLS, INTS, UINTS, DOUBLES, FALLBACK, VALUES_I, VALUES_U, VALUES_F = range(10)
 DATA = 10
@@ -77,68 +75,28 @@ SAMPLES = {DECIMAL32: (decimal32(0), decimal32(1)), DECIMAL64: (decimal64(0), de
 depend on the type alone (IS NULL, EXISTS) are taken from them."""
 
 
-_FAILED = object()
-def numeric_form(node: ast.Node, fold: Callable[[ast.Node], Any] = lambda n: _FAILED
-                 ) -> list | None:
-    """``["cmp", op, c, negated]``, ``["between", lo, hi, negated]`` or ``["in",
-    constants, negated]`` for a comparison of the field itself with numeric
-    constants (``fold`` computes an operand that reads no field); None for any
-    other atom."""
-    def number(n: ast.Node) -> Any:
-        if isinstance(n, ast.Literal):
-            v = n.value
-        elif isinstance(n, ast.Field):
-            return None
-        else:
-            v = fold(n)
-            if v is _FAILED:
-                return None
-        cls = type(v)
-        if cls is timestamp:
-            return v   # a timestamp constant: its own kind of the rules
-        if cls is bool or v is None:
-            return None
-        if cls is float or cls is Decimal or cls in INT_CLASSES:
-            if cls is Decimal and not v.is_finite() and v.is_nan():
-                return None
-            return v if cls in (float, Decimal, int) else int(v)
-        return None
-
-    if isinstance(node, ast.Not):   # NOT of a comparison: its complement
-        inner = numeric_form(node.operand, fold)
-        if inner is None:
-            return None
-        return inner[:-1] + [not inner[-1]]
-    if isinstance(node, ast.Compare):
-        left, right, op = node.left, node.right, node.op
-        if isinstance(right, ast.Field) and not isinstance(left, ast.Field):
-            left, right = right, left
-            op = MIRROR[op]
-        c = number(right)
-        if isinstance(left, ast.Field) and c is not None:
-            return ["cmp", op, c, False]
-    elif isinstance(node, ast.Between) and isinstance(node.operand, ast.Field):
-        lo, hi = number(node.low), number(node.high)
-        if lo is not None and hi is not None:
-            return ["between", lo, hi, node.negated]
-    elif isinstance(node, ast.In) and isinstance(node.operand, ast.Field) and node.items:
-        values = [number(item) for item in node.items]
-        if all(v is not None for v in values):
-            return ["in", values, node.negated]
-    return None
+_LITERAL_TESTS = {"string": "string", "bool": "boolean", "int": "number", "decimal": "number",
+                  "float": "number"}
+_NUMBER_TYPES = ("int", "decimal", "float")
 
 
-_LITERAL_TESTS = {"string": "string", "bool": "boolean"}
-
-
-def other_type_test(node: ast.Node) -> tuple[str, bool] | None:
-    """The test of ``NumberRules.other_types`` an atom is, for a number (and
-    whether the atom is its negation): a comparison of the field itself with a
-    string, boolean or NULL constant, IN a list of strings, LIKE a constant
-    pattern, or the field as a condition; None for any other atom."""
+def other_type_test(node: ast.Node, semantics: Any) -> tuple[str, bool] | None:
+    """The test of ``NumberRules.other_types`` an atom is (and whether the atom
+    is its negation): a comparison of the field itself with a string, boolean,
+    number or NULL constant, IN a list of strings or of numbers, LIKE a
+    constant pattern, the field as a condition, or arithmetic on the field
+    (no ``+``, which joins strings) compared with numbers; None for any other
+    atom."""
     negated = False
     while isinstance(node, ast.Not):
         node, negated = node.operand, not negated
+    if _function_of_field(node):
+        return "function", negated
+    if not isinstance(node, (ast.Field, ast.Like)) and not _reads_field_itself(node):
+        form = arith_form(node, semantics)
+        if form is not None and len(form.fields) == 1 and "+" not in form.shape():
+            return "arithmetic", negated
+        return None
     if isinstance(node, ast.Field):
         return "condition", negated
     if isinstance(node, ast.Compare):
@@ -150,18 +108,67 @@ def other_type_test(node: ast.Node) -> tuple[str, bool] | None:
         if right.typ == "null":
             return "null", negated
         kind = _LITERAL_TESTS.get(right.typ)
-        if kind is None:
-            return None
+        if kind is None or (kind == "number" and not _finite(right.value)):
+            return None   # NaN and the infinities: each dialect's own (amqp: unknown)
         return f"{kind} {op if op in ('=', '<>') else 'order'}", negated
     if isinstance(node, ast.In) and isinstance(node.operand, ast.Field) and node.items and \
-            all(isinstance(i, ast.Literal) and i.typ == "string" for i in node.items):
-        return "in strings", negated != node.negated
+            all(isinstance(i, ast.Literal) for i in node.items):
+        types = {i.typ for i in node.items}
+        if types == {"string"}:
+            return "in strings", negated != node.negated
+        if types <= set(_NUMBER_TYPES) and all(_finite(i.value) for i in node.items):
+            return "in numbers", negated != node.negated
+        return None
     if isinstance(node, ast.Like) and isinstance(node.operand, ast.Field) and \
             isinstance(node.pattern, ast.Literal) and node.pattern.typ == "string" and \
             (node.escape is None or isinstance(node.escape, ast.Literal) and
              node.escape.typ == "string"):
         return "like", negated != node.negated
     return None
+
+
+def _function_of_field(node: ast.Node) -> bool:
+    """A comparison, IN, BETWEEN or LIKE of a function of the field (through
+    functions whose other arguments are constants, none NULL) with constants,
+    the innermost function one that takes a string (``Function.subject``)."""
+    if isinstance(node, ast.Compare):
+        operand, others = (node.right, [node.left]) if isinstance(node.left, ast.Literal) \
+            else (node.left, [node.right])
+    elif isinstance(node, (ast.In, ast.Between, ast.Like)):
+        operand = node.operand
+        others = list(node.items) if isinstance(node, ast.In) else \
+            [node.low, node.high] if isinstance(node, ast.Between) else \
+            [node.pattern] + ([node.escape] if node.escape is not None else [])
+    else:
+        return False
+    if not isinstance(operand, ast.Call) or not all(isinstance(o, ast.Literal) for o in others):
+        return False
+    while isinstance(operand, ast.Call) and operand.args:
+        function = REGISTRY.get(operand.name)
+        if function is None or function.volatile or not all(
+                isinstance(a, ast.Literal) and a.value is not None for a in operand.args[1:]):
+            return False
+        inner = operand.args[0]
+        if isinstance(inner, ast.Field):
+            return function.subject == "string"
+        operand = inner
+    return False
+
+
+def _finite(number: Any) -> bool:
+    try:
+        return math.isfinite(number)
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def _reads_field_itself(node: ast.Node) -> bool:
+    """A comparison, IN or BETWEEN whose operand is the field itself."""
+    if isinstance(node, ast.Compare):
+        return isinstance(node.left, ast.Field) or isinstance(node.right, ast.Field)
+    if isinstance(node, (ast.In, ast.Between)):
+        return isinstance(node.operand, ast.Field)
+    return isinstance(node, (ast.IsNull, ast.Exists))
 
 
 def _type_only(node: ast.Node) -> bool:
@@ -208,26 +215,27 @@ def plan_tags(compiled: Any, tags: set[int], rc: Any) -> TagPlan:
     if BOOLEAN in tags:
         p.modes[BOOLEAN] = BOOLS
         p.bools[:] = [compiled.on(False, rc), compiled.on(True, rc)]
-    for tag in STRING_TAGS:
-        if tag in tags:
+    other = other_type_test(atom.node, atom.semantics)
+    declared = atom.semantics.numbers.other_types
+    for tag, cls in STRING_TAGS.items():
+        if tag not in tags or _declared(p, declared, other, tag):
+            continue
+        if _type_only(atom.node):   # IS NULL, EXISTS: the type decides
+            _constant_tag(p, compiled, tag, [cls("a"), cls("b")], rc)
+        if p.modes[tag] != CONST:
             p.modes[tag] = STRINGS
             p.string_tags.append(tag)
     for tag in tags:
-        if tag in SAMPLES and _type_only(atom.node):
+        if tag in SAMPLES and not _declared(p, declared, other, tag) and \
+                _type_only(atom.node):
             _constant_tag(p, compiled, tag, SAMPLES[tag], rc)
     numeric = [tag for tag in tags if tag in KIND_OF_TAG]
     if compiled.numeric is not None:
         _numeric_tags(p, compiled, numeric)
     else:
-        other = other_type_test(atom.node)
-        numbers = atom.semantics.numbers
         for tag in numeric:
-            answer = None if other is None else \
-                numbers.other_types.get((KIND_OF_TAG[tag], other[0]))
-            if answer is not None and other is not None:   # declared: one answer for
-                #                                                every number of the kind
-                p.modes[tag] = CONST
-                p.consts[tag] = OUTCOME_CODES[_negation(answer) if other[1] else answer]
+            if _declared(p, declared, other, tag):
+                pass
             elif _type_only(atom.node):
                 _constant_tag(p, compiled, tag, [VALUE_CLASS[tag](v) for v in (0, 1)], rc)
             elif compiled.on_value is not None:
@@ -282,6 +290,25 @@ def _numeric_tags(p: TagPlan, compiled: Any, tags: list[int]) -> None:
 
 
 OUTCOME_CODES = {"true": TRUE, "false": FALSE, "unknown": UNKNOWN, "fail": FAIL}
+
+OTHER_KIND_OF_TAG = {**KIND_OF_TAG, STRING: rules.STRING, SYMBOL: rules.STRING,
+                     CHAR: rules.CHAR, BINARY: rules.BINARY, UUID: rules.UUID, DECIMAL32: rules.DECIMAL_VALUE,
+                     DECIMAL64: rules.DECIMAL_VALUE, DECIMAL128: rules.DECIMAL_VALUE,
+                     LIST: rules.LIST, MAP: rules.MAP, ARRAY: rules.ARRAY,
+                     DESCRIBED: rules.DESCRIBED}
+"""The ``other_types`` kind of each tag that has one."""
+
+
+def _declared(p: TagPlan, declared: Any, other: tuple[str, bool] | None, tag: int) -> bool:
+    """CONST from the dialect's declared answer of the atom's test for the tag's
+    kind (``NumberRules.other_types``), if it declares one."""
+    kind = OTHER_KIND_OF_TAG.get(tag)
+    answer = None if other is None or kind is None else declared.get((kind, other[0]))
+    if answer is None or other is None:
+        return False
+    p.modes[tag] = CONST
+    p.consts[tag] = OUTCOME_CODES[_negation(answer) if other[1] else answer]
+    return True
 
 
 def _negation(answer: str) -> str:

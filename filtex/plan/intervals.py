@@ -21,11 +21,16 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal
-from typing import Any, Union
+from typing import Any, Callable, Union
 
 import numpy as np
 
+from proton import timestamp
+
 from ..dialects.rules import Exact, NumberRules, Outcome, Rounded
+from ..runtime.values import INT_CLASSES
+from ..tree import ast
+from ..tree.ast import MIRROR
 
 Interval = tuple  # (lo, hi), inclusive
 
@@ -156,7 +161,7 @@ def union(domain: Domain, spans: list[Interval]) -> list[Interval]:
 
 
 def of_form(form: list) -> tuple[list[Interval], list[Interval], list[Interval]]:
-    """The intervals of a numeric form (``atoms.numeric_form``) per domain."""
+    """The intervals of a numeric form (``numeric_form``) per domain."""
     result = []
     for domain in DOMAINS:
         if form[0] == "cmp":
@@ -307,7 +312,7 @@ def _junction(domain: Domain, parts: list[Answer], decisive: str) -> Answer:
 
 
 def decide(form: list, numbers: NumberRules, kind: str, domain: Domain) -> Answer:
-    """The answer of a numeric form (``atoms.numeric_form``) for the values of
+    """The answer of a numeric form (``numeric_form``) for the values of
     ``kind`` (a value kind of ``dialects/rules.py``) in ``domain``."""
     def cmp(op: str, c: Any) -> Answer:
         return comparison(domain, numbers, kind, op, c)
@@ -330,9 +335,63 @@ def decide(form: list, numbers: NumberRules, kind: str, domain: Domain) -> Answe
 
 
 def constants(form: list) -> list:
-    """Every constant of a numeric form (``atoms.numeric_form``)."""
+    """Every constant of a numeric form (``numeric_form``)."""
     if form[0] == "cmp":
         return [form[2]]
     if form[0] == "between":
         return [form[1], form[2]]
     return list(form[1])
+
+
+# --- the numeric form of an atom ---------------------------------------------------------
+
+_FAILED = object()
+
+def numeric_form(node: ast.Node, fold: Callable[[ast.Node], Any] = lambda n: _FAILED
+                 ) -> list | None:
+    """``["cmp", op, c, negated]``, ``["between", lo, hi, negated]`` or ``["in",
+    constants, negated]`` for a comparison of the field itself with numeric
+    constants (``fold`` computes an operand that reads no field); None for any
+    other atom."""
+    def number(n: ast.Node) -> Any:
+        if isinstance(n, ast.Literal):
+            v = n.value
+        elif isinstance(n, ast.Field):
+            return None
+        else:
+            v = fold(n)
+            if v is _FAILED:
+                return None
+        cls = type(v)
+        if cls is timestamp:
+            return v   # a timestamp constant: its own kind of the rules
+        if cls is bool or v is None:
+            return None
+        if cls is float or cls is Decimal or cls in INT_CLASSES:
+            if cls is Decimal and not v.is_finite() and v.is_nan():
+                return None
+            return v if cls in (float, Decimal, int) else int(v)
+        return None
+
+    if isinstance(node, ast.Not):   # NOT of a comparison: its complement
+        inner = numeric_form(node.operand, fold)
+        if inner is None:
+            return None
+        return inner[:-1] + [not inner[-1]]
+    if isinstance(node, ast.Compare):
+        left, right, op = node.left, node.right, node.op
+        if isinstance(right, ast.Field) and not isinstance(left, ast.Field):
+            left, right = right, left
+            op = MIRROR[op]
+        c = number(right)
+        if isinstance(left, ast.Field) and c is not None:
+            return ["cmp", op, c, False]
+    elif isinstance(node, ast.Between) and isinstance(node.operand, ast.Field):
+        lo, hi = number(node.low), number(node.high)
+        if lo is not None and hi is not None:
+            return ["between", lo, hi, node.negated]
+    elif isinstance(node, ast.In) and isinstance(node.operand, ast.Field) and node.items:
+        values = [number(item) for item in node.items]
+        if all(v is not None for v in values):
+            return ["in", values, node.negated]
+    return None

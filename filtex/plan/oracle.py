@@ -24,8 +24,9 @@ from ..message import Message
 from ..row import RowGenerator, load
 from ..table.schema import KEY_CLASS
 from ..tree import ast
-from .atoms import (_FAILED, BACK, FAIL, FALSE, FLOAT_TAGS, TRUE, UNKNOWN, VALUE_CLASS,
-                    numeric_form)
+from .atoms import FLOAT_TAGS, VALUE_CLASS
+from .codes import BACK, FAIL, FALSE, TRUE, UNKNOWN
+from .intervals import _FAILED, numeric_form
 
 
 class _Holder:

@@ -43,7 +43,6 @@ from . import sql as S
 from .cases import AtomColumns, Cases
 from .fields import SparkField
 from .strings import string_answers
-from .typed import OPAQUE, constant_by_type
 
 _FLOAT_SPECIALS = (math.nan, -0.0, math.inf, -math.inf)
 COMPOSITES = frozenset((A.LIST, A.MAP, A.ARRAY, A.DESCRIBED))
@@ -96,12 +95,9 @@ def atom_columns(compiled: Any, plan: Any, spark_field: SparkField, rc: Any) -> 
         # a DATA tag with intervals of its own (the rules' for its kind, which its
         # child does not hold for the kernel)
         own = plan.own.get(tag) if mode == A.DATA and child is not None else None
-        # a DATA tag's one answer for every value, if it has one
-        typed = constant_by_type(compiled, tag, rc) if own is None and (
-            mode == A.DATA or (mode == A.FALLBACK and tag in OPAQUE)) else None
         if tag in A.FLOAT_TAGS and child is not None and mode != A.DOUBLES and own is None:
             _float_specials(cases, tag, is_tag, child, plan,
-                            int(plan.consts[tag]) if mode == A.CONST else typed)
+                            int(plan.consts[tag]) if mode == A.CONST else None)
         if mode == A.CONST:
             cases.const(tag, int(plan.consts[tag]))
         elif mode == A.BOOLS and child is not None:
@@ -117,11 +113,7 @@ def atom_columns(compiled: Any, plan: Any, spark_field: SparkField, rc: Any) -> 
         elif mode == A.DOUBLES and child is not None:
             _doubles(cases, tag, is_tag, child, plan, plan.doubles)
         elif mode == A.STRINGS and child is not None:
-            if string_answers(cases, compiled, tag, child, rc, spark_field.pushable.get("s")):
-                pass
-            elif (typed := constant_by_type(compiled, tag, rc)) is not None:
-                cases.const(tag, typed)
-            else:
+            if not string_answers(cases, compiled, tag, child, spark_field.pushable.get("s")):
                 cases.const(tag, A.BACK)
                 notes.append(f"{A_TAG_NAME(tag)} values: no native string form")
         elif own is not None and tag in A.FLOAT_TAGS:   # a float at single precision
@@ -132,8 +124,6 @@ def atom_columns(compiled: Any, plan: Any, spark_field: SparkField, rc: Any) -> 
         elif computed is not None and tag in arith_tags:
             cases.answer(tag, arith_test)
             cases.implied_exact = False
-        elif typed is not None:
-            cases.const(tag, typed)
         else:
             cases.const(tag, A.BACK)
             if tag > 1:

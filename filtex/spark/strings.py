@@ -1,87 +1,26 @@
-"""String predicates as Spark SQL, used for a tag only after the per-message
-engine, run on probe strings, agreed with what the expression answers.
+"""String predicates as Spark SQL.
 
-A predicate whose answer is plain text matching (``strings.text_form``:
-``=``/``<>``/ordering by code point, ``IN``, ``LIKE`` under the dialect's escape
-rule) becomes ``=``, ``IN``, ``startswith``/``endswith``/``contains``, a
-linear ``locate`` chain or a LIKE with an explicit escape; probes around its
-constants and the strings where engines differ (case, combining marks, astral
-and halfwidth characters, newlines) must give the per-message engine's answers.
+A predicate whose answer for a string or symbol is plain text matching
+(``plan/text.py``: ``=``/``<>``/ordering by code point, ``IN``, ``LIKE`` under
+the dialect's escape rule, built from the dialect's declared string rules)
+becomes ``=``, ``IN``, ``startswith``/``endswith``/``contains``, a linear
+``locate`` chain or a LIKE with an explicit escape; string functions of the
+field become Spark's (``Function.spark``), the case mappings on ASCII only
+(the other rows take the UDF). Nothing is probed when a filter is translated:
+``tests/test_spark_native.py`` runs every form against the row engine on
+strings where engines differ (case, combining marks, astral and halfwidth
+characters, newlines, the pattern characters).
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from ..plan import atoms as A
-from ..plan import intervals
 from ..plan.text import TextForm, like_pattern, text_form
 from ..functions import REGISTRY
 from ..tree import ast
 from . import sql as S
 from .cases import Cases
-
-
-def probe_strings(form: TextForm, numbers: Any = None) -> list[str]:
-    """Strings around a text form's constants, and the ones where engines differ
-    (case, combining marks, astral and halfwidth characters, newlines)."""
-    texts: list[str] = []
-    if form.kind == "like":
-        for fill, one in (("", "x"), ("zz", "\n"), ("%", "\U0001F600"), ("_", "_")):
-            texts.append(fill.join("".join(one if c is None else c for c in seg)
-                                   for seg in form.arg))
-        texts.extend("".join(c for c in seg if c is not None) for seg in form.arg)
-    elif form.kind == "cmp":
-        texts.append(form.arg[1])
-    else:
-        texts.extend(form.arg[:32])
-    for c in (intervals.constants(numbers) if numbers is not None else []):
-        texts.extend({str(c), repr(c)})
-    found = {"0", "1", "-1", "1.5", "1e3", "NaN", "true", "", " ", "a", "A", "z", "\n", "\uFF61", "\U0001F600", "\u00e9", "e\u0301", "%", "_",
-             "\\"}
-    for t in texts:
-        found.update({t, t + "x", "x" + t, t[:-1], t[1:], t.upper(), t.lower(), t.swapcase(),
-                      t + "\n", t + "\U0001F600", t + "\x00"})
-    return sorted(found)
-
-
-def _like(segments: list, s: str) -> bool:
-    """A LIKE pattern's segments (between ``%``; None is ``_``, any one code point)
-    match all of ``s``: the first at the start, the last at the end, the others
-    leftmost in order (greedy is exact for such patterns; a backtracking regex
-    is exponential in the number of ``%``)."""
-    def at(seg: list, i: int) -> bool:
-        return i + len(seg) <= len(s) and all(c is None or s[i + k] == c
-                                              for k, c in enumerate(seg))
-    first = segments[0]
-    if len(segments) == 1:
-        return len(s) == len(first) and at(first, 0)
-    last = segments[-1]
-    pos, end = len(first), len(s) - len(last)
-    if end < pos or not at(first, 0) or not at(last, end):
-        return False
-    for seg in segments[1:-1]:
-        while pos + len(seg) <= end and not at(seg, pos):
-            pos += 1
-        if pos + len(seg) > end:
-            return False
-        pos += len(seg)
-    return True
-
-
-def _model(form: TextForm) -> Callable[[str], bool]:
-    """What the Spark expression answers for a string (binary, code-point order)."""
-    if form.kind == "like":
-        segments = form.arg
-        test = lambda s: _like(segments, s)   # noqa: E731
-    elif form.kind == "cmp":
-        op, text = form.arg
-        test = {"=": lambda s: s == text, "<>": lambda s: s != text,
-                "<": lambda s: s < text, "<=": lambda s: s <= text,
-                ">": lambda s: s > text, ">=": lambda s: s >= text}[op]
-    else:
-        members = set(form.arg)
-        test = lambda s: s in members   # noqa: E731
-    return (lambda s: not test(s)) if form.negate else test
 
 
 def _spark_text(form: TextForm, child: str) -> str:
@@ -157,36 +96,20 @@ def _implied_text(form: TextForm, pushable: str | None) -> str | None:
     return f"startswith({pushable}, {S.string(prefix)})" if prefix else None
 
 
-def string_answers(cases: Cases, compiled: Any, tag: int, child: Any, rc: Any,
-                   pushable: Any) -> bool:
-    """The tag's string answers natively, if the engine agrees with the text form
-    (or gives one answer for every probe: ``IS NULL``, a type refusal, a
-    function with arguments it refuses)."""
-    cls = A.STRING_TAGS[tag]
+def string_answers(cases: Cases, compiled: Any, tag: int, child: Any, pushable: Any) -> bool:
+    """The tag's string answers natively, if the atom has a text form (of the field
+    or of string functions of it). A char is a one-character string only where
+    the dialect says so (``Semantics.char_is_string``); elsewhere the plan's
+    declared answers hold, or its rows take the UDF."""
+    if tag == A.CHAR and not compiled.atom.semantics.char_is_string:
+        return False
     node = compiled.atom.node
     form, chain = text_form(node, compiled.atom.semantics) or property_form(node), ()
     if form is None and (found := function_form(node, compiled.atom.semantics)) is not None:
         form, chain = found
-    probes = probe_strings(form or TextForm("in", [], False), compiled.numeric)
-    cased = any(REGISTRY[name].spark.ascii_only for name, _ in chain)  # type: ignore[union-attr]
-    if cased:   # Java's and Python's case mappings differ beyond ASCII: those rows go back
-        probes = [p for p in probes if p.isascii()]
-    if tag == A.CHAR:
-        probes = [p for p in probes if len(p) == 1]
-    answers = [compiled.value_outcome(p if cls is str else cls(p), rc) for p in probes]
-    if len(set(answers)) == 1 and (A._type_only(node) or compiled.numeric is not None
-                                   or (chain and answers[0] in (A.FAIL, A.UNKNOWN))):
-        cases.const(tag, answers[0])
-        return True
     if form is None:
         return False
-    model = _model(form)
-    if any(answer != (A.TRUE if model(_apply(chain, p)) else A.FALSE)
-           for p, answer in zip(probes, answers)):
-        if len(set(answers)) == 1 and answers[0] in (A.FAIL, A.UNKNOWN):
-            cases.const(tag, answers[0])   # the type refused (jms: a char is no string)
-            return True
-        return False
+    cased = any(REGISTRY[name].spark.ascii_only for name, _ in chain)  # type: ignore[union-attr]
     try:
         text = _spark_text(form, _spark_chain(chain, child))
         implied = None if chain else _implied_text(form, pushable)
@@ -264,13 +187,6 @@ def function_form(node: ast.Node, semantics: Any) -> tuple[TextForm, tuple] | No
         plain = ast.Not(operand=plain)
     form = text_form(plain, semantics)
     return None if form is None else (form, tuple(reversed(chain)))
-
-
-def _apply(chain: tuple, text: str) -> str:
-    """What Spark's functions give for ``text`` (the Python model the probes check)."""
-    for name, args in chain:
-        text = REGISTRY[name].spark.model(text, args)  # type: ignore[union-attr]
-    return text
 
 
 def _spark_chain(chain: tuple, child: str) -> str:
