@@ -25,23 +25,22 @@ warnings, each with the position it is about:
 
 The types come from data: the checker's ``typ`` for constants and typed
 expressions, ``FIELD_TYPES`` for the header and properties fields; whether two
-types compare, and what the comparison gives, is the runtime's own answer for
-sample values, so the warnings follow the rules evaluation follows.
+types compare, and what the comparison gives, is the dialect's declared answer
+(``dialects/rules.py``: ``NumberRules.answer``, the table the plan reads and
+``tests/test_rules.py`` checks against the row engine), so the warnings follow
+the rules evaluation follows.
 """
 from __future__ import annotations
 
 import re
-import uuid
-from decimal import Decimal
 from typing import Any, Iterator, NamedTuple
 
-from proton import timestamp, ubyte, uint, ulong
 
-from .errors import EvaluationFailure, line_and_column
+from .dialects import rules
+from .errors import line_and_column
 from .filter import Filter
-from .runtime import ops
 from .runtime.patterns import PatternError, segments_of
-from .runtime.values import BINARY, STRING, TIMESTAMP, UUID, kind_of
+from .runtime.values import BINARY, STRING, TIMESTAMP, UUID
 from .tree import ast
 from .tree.render import to_sql
 
@@ -264,129 +263,103 @@ def _reference_path(node: ast.MapRef) -> tuple[ast.Field | None, tuple]:
 
 # --- static types -----------------------------------------------------------------------------
 
-_SAMPLES = {"string": "x", "int": 1, "float": 1.0, "decimal": Decimal(1), "bool": True,
-            "timestamp": timestamp(0), "binary": b"x", "uuid": uuid.UUID(int=1)}
-_FIELD_SAMPLES = {"bool": True, "ubyte": ubyte(4), "uint": uint(1), "ulong": ulong(1),
-                  STRING: "x", TIMESTAMP: timestamp(0), UUID: uuid.UUID(int=1), BINARY: b"x"}
+_KINDS = {"string": rules.STRING, "int": rules.INTEGER, "float": rules.DOUBLE,
+          "decimal": rules.DECIMAL_VALUE, "bool": rules.BOOLEAN, "timestamp": rules.TIMESTAMP,
+          "binary": rules.BINARY, "uuid": rules.UUID}
+"""The table's kind of each static type (the checker's ``typ``)."""
+_FIELD_KINDS = {"bool": rules.BOOLEAN, "ubyte": rules.INTEGER, "uint": rules.INTEGER,
+                "ulong": rules.INTEGER, STRING: rules.STRING, TIMESTAMP: rules.TIMESTAMP,
+                UUID: rules.UUID, BINARY: rules.BINARY}
+"""... of each type a header or properties field can hold (``FIELD_TYPES``)."""
+_TEST_TYPES = {rules.STRING: "string", rules.BOOLEAN: "boolean", rules.INTEGER: "number",
+               rules.DOUBLE: "number", rules.DECIMAL_VALUE: "number"}
+"""What a value of a kind is as the other side of a test (``OTHER_TESTS``)."""
 _TYPE_WORDS = {"string": "a string", "int": "an integer", "float": "a float",
                "decimal": "a decimal", "bool": "a boolean", "timestamp": "a timestamp",
                "binary": "a binary", "uuid": "a uuid"}
+_KIND_WORDS = {rules.STRING: "string", rules.INTEGER: "integer", rules.DOUBLE: "float",
+               rules.DECIMAL_VALUE: "decimal", rules.BOOLEAN: "boolean",
+               rules.TIMESTAMP: "timestamp", rules.BINARY: "binary", rules.UUID: "uuid"}
 
 
 class _Operand(NamedTuple):
-    """What the static types say about an operand: sample values of every type
-    it can have, and how to name it in a warning."""
-    samples: tuple
+    """What the static types say about an operand: the kinds it can have (of
+    ``dialects/rules.py``), its value if it is a constant, and how to name it
+    in a warning."""
+    kinds: tuple
     words: str
     constant: bool
+    value: Any = None
 
 
 def _operand(node: ast.Node) -> _Operand | None:
-    """Sample values for an operand whose type is known statically; None when
-    only evaluation knows it (an application property, arithmetic)."""
+    """The kinds of an operand whose type is known statically; None when only
+    evaluation knows it (an application property, arithmetic)."""
     if isinstance(node, ast.Literal):
-        if node.value is None:
+        if node.value is None or node.typ not in _KINDS:
             return None
-        return _Operand((node.value,), _TYPE_WORDS.get(node.typ, "a constant") + " constant",
-                        True)
+        return _Operand((_KINDS[node.typ],),
+                        _TYPE_WORDS.get(node.typ, "a constant") + " constant", True, node.value)
     if isinstance(node, ast.Field) and node.section in ("header", "properties"):
         from .runtime.property import FIELD_TYPES
         kinds = FIELD_TYPES[node.section].get(node.key)
         if kinds is None:
             return None
         words = " or ".join((", ".join(kinds[:-1]), kinds[-1])) if len(kinds) > 1 else kinds[0]
-        return _Operand(tuple(_FIELD_SAMPLES[k] for k in kinds), f"{to_sql(node)} ({words})",
+        return _Operand(tuple(_FIELD_KINDS[k] for k in kinds), f"{to_sql(node)} ({words})",
                         False)
-    if node.typ in _SAMPLES and not isinstance(node, ast.PREDICATE_NODES):
-        return _Operand((_SAMPLES[node.typ],), f"{to_sql(node)} ({node.typ})", False)
+    if node.typ in _KINDS and not isinstance(node, ast.PREDICATE_NODES):
+        return _Operand((_KINDS[node.typ],), f"{to_sql(node)} ({node.typ})", False)
     return None
+
+
+def _test(op: str, kind: str) -> str | None:
+    """The test a value compared by ``op`` with a value of ``kind`` is."""
+    other = _TEST_TYPES.get(kind)
+    if other is None:
+        return None
+    return f"{other} {op}" if op in ("=", "<>") else f"{other} order"
+
+
+def _answer(numbers: Any, a: str, b: str, op: str, constant: Any) -> str | None:
+    """The declared answer of ``a op b`` for values of kinds ``a`` and ``b``, read
+    from either side (``constant``: ``b``'s value, if a constant)."""
+    test = _test(op, b)
+    found = numbers.answer(a, test, constant) if test is not None else None
+    if found is None:
+        mirrored = _test(ast.MIRROR[op], a)
+        found = numbers.answer(b, mirrored) if mirrored is not None else None
+    return found
+
+
+_OUTCOMES = {"true": "always true", "false": "always false", "unknown": "always unknown",
+             "fail": "always unknown (evaluation fails)"}
 
 
 def _decided(left: _Operand, right: _Operand, op: str, semantics: Any,
-             test: Any = None) -> tuple[str, str] | None:
-    """(why, outcome) when the types alone decide ``left op right`` in a
-    dialect, else None. The specification's kinds first: a comparison the
-    runtime makes for some sample pair depends on the values. Otherwise a
-    failing dialect fails (always unknown); a lenient one may still relate the
-    kinds its own way (RabbitMQ: a string equals a binary of its bytes), so it
-    is decided only if its result is the same for every candidate value,
-    the other side's values converted to this side's types included."""
-    reason = None
-    for a in left.samples:
-        for b in right.samples:
-            try:
-                ops.compare(op, a, b)
+             test: str | None = None) -> tuple[str, str] | None:
+    """(why, outcome) when the types alone decide ``left op right`` in a dialect
+    (``test``: that test of ``OTHER_TESTS`` instead of the comparison), else
+    None: the declared answer for every pair of kinds the two can have, if
+    they are all one answer."""
+    numbers = semantics.numbers
+    answers = set()
+    for a in left.kinds:
+        for b in right.kinds:
+            found = numbers.answer(a, test, right.value) if test is not None else \
+                _answer(numbers, a, b, op, right.value)
+            if found is None:
                 return None
-            except EvaluationFailure as failure:
-                reason = reason or failure.reason
-    if semantics.failures:
-        return reason or "", "always unknown (evaluation fails)"
-    test = test or (lambda a, b: semantics.compare(op, a, b))
-    results = set()
-    for a in _candidates(left, right):
-        for b in _candidates(right, left):
-            try:
-                results.add(test(a, b))
-            except EvaluationFailure:
-                results.add(None)
-    if len(results) != 1:
+            answers.add(found)
+    if len(answers) != 1:
         return None
-    outcome = {True: "always true", False: "always false"}.get(results.pop(), "always unknown")
-    return f"in the {semantics.name} dialect unlike types never compare as values", outcome
-
-
-def _candidates(side: _Operand, other: _Operand) -> list:
-    """A side's sample values, and (unless it is a constant) the other side's
-    values converted to its types: the values that could make a comparison
-    come out either way."""
-    if side.constant:
-        return list(side.samples)
-    found = list(side.samples)
-    for sample in side.samples:
-        for value in other.samples:
-            converted = _convert(value, type(sample))
-            if converted is not None:
-                found.append(converted)
-    # and values around those (smaller, larger), so one lucky sample cannot make an
-    # outcome look decided
-    return found + [other for value in found for other in _around(value)]
-
-
-def _around(value: Any) -> list:
-    """Values of the same class as ``value``, smaller and larger (as many as exist)."""
-    try:
-        cls = type(value)
-        if value is True or value is False:
-            return [not value]
-        if isinstance(value, str):
-            return [cls(""), cls(value + "\x01"), cls("\U0010ffff")]
-        if isinstance(value, bytes):
-            return [cls(b""), cls(value + b"\x01"), cls(b"\xff" * 4)]
-        if isinstance(value, (int, float)):
-            return [cls(value - 1), cls(value + 1)]
-    except Exception:   # a class that cannot be built this way (a ulong below 0...)
-        return []
-    return []
-
-
-def _convert(value: Any, cls: type) -> Any:
-    """``value`` as a value of class ``cls``, or None."""
-    try:
-        if cls is bytes:
-            if isinstance(value, str):
-                return value.encode("utf-8", "surrogatepass")
-            return getattr(value, "bytes", None) if isinstance(value, uuid.UUID) else None
-        if cls is str:
-            return value.decode("utf-8") if isinstance(value, bytes) else str(value)
-        if cls is bool:
-            return None
-        if issubclass(cls, int):   # ubyte, uint, ulong, timestamp
-            return cls(int(value)) if not isinstance(value, bool) else None
-        if cls is uuid.UUID and isinstance(value, bytes) and len(value) == 16:
-            return uuid.UUID(bytes=value)
-    except (ValueError, TypeError, OverflowError, UnicodeError):
-        return None
-    return None
+    answer = answers.pop()
+    if answer == "fail":
+        pairs = sorted({f"{_KIND_WORDS.get(a, a)} with {_KIND_WORDS.get(b, b)}"
+                        for a in left.kinds for b in right.kinds})
+        return f"cannot compare {', '.join(pairs)}", _OUTCOMES[answer]
+    return (f"in the {semantics.name} dialect unlike types never compare as values",
+            _OUTCOMES[answer])
 
 
 def _null(node: ast.Node) -> bool:
@@ -481,7 +454,7 @@ class _Analysis:
             return
         reason, outcome = decided
         where = node.right if right.constant or not left.constant else node.left
-        if {kind_of(v) for v in left.samples} == {kind_of(v) for v in right.samples}:
+        if set(left.kinds) == set(right.kinds):
             why = reason if self.dialect.semantics.failures else \
                 f"the {self.dialect.name} dialect does not order these values"
             self.note(_start(where), f"{to_sql(node)} is {outcome}: {why}")
@@ -560,14 +533,15 @@ class _Analysis:
         text = pattern.value if isinstance(pattern, ast.Literal) and \
             isinstance(pattern.value, str) else "x"
         semantics = self.dialect.semantics
-        as_string = _Operand(("x", text), "a string", True)
-        if any(isinstance(sample, str) for sample in operand.samples):
+        as_string = _Operand((rules.STRING,), "a string", True, text)
+        if rules.STRING in operand.kinds:
             return
-        decided = _decided(operand, as_string, "=", semantics,
-                           lambda value, _: semantics.like(value, text, node.negated))
+        decided = _decided(operand, as_string, "=", semantics, "like")
         if decided is None:
             return
-        outcome = decided[1] if not semantics.failures else "always unknown (evaluation fails)"
+        outcome = decided[1]
+        if node.negated and outcome in ("always true", "always false"):
+            outcome = "always false" if outcome == "always true" else "always true"
         self.note(_start(node.operand), f"{to_sql(node)} is {outcome}: LIKE reads strings, "
                                         f"and {operand.words} is never one")
 

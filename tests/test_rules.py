@@ -303,6 +303,7 @@ OTHER_VALUES = {
     "string": ["", "a", "1", "2.5", "TRUE", "true", "2024-01-01", "P1D", "\U0001f600", "NaN",
                symbol("a"), symbol("1"), symbol("")],
     "char": [char("a"), char("1"), char("\x01"), char("\U0001f600"), char("T")],
+    "boolean": [True, False],
     "binary": [b"", b"a", b"1", b"\x00\xff" * 9],
     "uuid": [uuid.UUID(int=0), uuid.UUID(int=5), uuid.UUID(int=2**128 - 1)],
     "decimal": [decimal32(0x3280000F), decimal64(0x31C000000000000F), decimal128(bytes(16)),
@@ -597,3 +598,31 @@ def test_spark_function_models_are_the_runtime_operations():
                                         f"Spark's model {got!r}")
     assert not problems, report(problems)
     assert checked > 1_000, checked
+
+
+@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+def test_a_timestamp_against_a_string_that_reads_as_no_time(dialect):
+    """Where the dialect reads a string as a time against a timestamp
+    (``NumberRules.time_strings``), one that reads as none fails for every timestamp; one
+    that reads as a time is left to the values."""
+    rules = DIALECTS[dialect].semantics.numbers
+    stamps = kind_values(TIMESTAMP)
+    problems: list[str] = []
+    for text in ("yesterday", "2024-13-01", "P1Y", "", "2024-01-01", "2024-01-01T10:00:00Z",
+                 "P1D", "PT5M"):
+        for op in OPS:
+            test = f"string {op}" if op in ("=", "<>") else "string order"
+            declared_answer = rules.answer(TIMESTAMP, test, text)
+            try:
+                row = Row(f"x {op} '{text}'", dialect)
+            except filtex.FilterError:
+                continue
+            if declared_answer is None:
+                continue
+            want = {"fail": FAIL, "unknown": UNKNOWN, "false": FALSE, "true": TRUE}[
+                declared_answer]
+            problems += disagreements(row, stamps, lambda v, want=want: want)
+    assert not problems, report(problems)
+    if rules.time_strings:
+        assert rules.answer(TIMESTAMP, "string =", "yesterday") == "fail"
+        assert rules.answer(TIMESTAMP, "string =", "2024-01-01") is None

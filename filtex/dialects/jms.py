@@ -46,6 +46,10 @@ JMS_NUMBER_RULES = R.NumberRules(R.table({
         "boolean =": "false", "boolean <>": "true", "number =": "false", "number <>": "true",
         "number order": "false", "condition": "false", "arithmetic": "unknown"},
         (R.STRING, R.CHAR, R.BINARY, R.UUID, *R.COMPOSITES)),
+    **R.other_types({
+        "string =": "false", "string <>": "true", "number =": "false", "number <>": "true",
+        "number order": "false", "in strings": "unknown", "like": "false",
+        "arithmetic": "unknown"}, (R.BOOLEAN,)),
     **R.other_types({   # a Character is no String
         "string =": "false", "string <>": "true", "in strings": "unknown", "like": "false"},
         (R.CHAR, R.BINARY, R.UUID, *R.COMPOSITES, R.DECIMAL_VALUE)),

@@ -48,7 +48,12 @@ RABBITMQ_NUMBER_RULES = R.NumberRules(R.table({
             "string =": "false", "string <>": "true", "string order": "false",
             "boolean =": "false", "boolean <>": "true", "boolean order": "false",
             "null": "unknown", "in strings": "false", "like": "unknown",
-            "condition": "unknown"}, (R.CHAR,))})
+            "condition": "unknown"}, (R.CHAR,)),
+        **R.other_types({
+            "string =": "false", "string <>": "true", "string order": "false",
+            "boolean order": "false", "number =": "false", "number <>": "true",
+            "number order": "false", "null": "unknown", "in strings": "false",
+            "in numbers": "false", "like": "unknown", "arithmetic": "unknown"}, (R.BOOLEAN,))})
 """rabbitmq: ``RabbitMQ.compare_views``, ``in_values``, ``like``, ``predicate``."""
 
 RABBITMQ_KEYWORDS = frozenset({"AND", "OR", "NOT", "IS", "NULL", "LIKE", "ESCAPE", "IN",

@@ -130,6 +130,9 @@ class NumberRules:
     wherever its comparisons are TRUE or FALSE, which for numbers they are)."""
     compare: Mapping[tuple[str, str], Rule]
     in_list: Union[Literal["or", "or-known"], Outcome, None] = "or"
+    time_strings: bool = False
+    """A timestamp against a string compares with the time the string reads as
+    (an ISO 8601 date-time or duration), and fails when it reads as none (amqp)."""
     other_types: Mapping[tuple[str, str], Answer] = field(default_factory=dict)
     """(value kind, test) -> the answer of a test for every value of the kind,
     where the types alone decide it: a number against a string constant, a
@@ -144,6 +147,19 @@ class NumberRules:
     constants). A missing cell: the answer depends on the
     value or the constant (amqp reads a string as a time against a timestamp;
     a string's own tests are its text)."""
+
+    def answer(self, kind: str, test: str, constant: Any = None) -> Answer | None:
+        """The declared answer of ``test`` for every value of ``kind``
+        (``other_types``), given the constant when there is one; None when the
+        values decide."""
+        if kind == TIMESTAMP and test.startswith("string ") and self.time_strings:
+            from ..runtime.ops import parse_datetime_ms, parse_duration_ms
+            if type(constant) is not str:
+                return None
+            reads = parse_datetime_ms(constant) is not None or \
+                parse_duration_ms(constant) is not None
+            return None if reads else "fail"
+        return self.other_types.get((kind, test))
 
     def rule(self, value: str, constant: Any) -> Rule | None:
         """The rule for a value of kind ``value`` against ``constant``."""
@@ -165,13 +181,14 @@ OTHER_TESTS = ("string =", "string <>", "string order", "boolean =", "boolean <>
                "boolean order", "number =", "number <>", "number order", "null",
                "in strings", "in numbers", "like", "condition", "arithmetic", "function")
 """The tests of ``NumberRules.other_types``."""
-STRING, CHAR, BINARY, UUID, DECIMAL_VALUE, LIST, MAP, ARRAY, DESCRIBED = (
-    "string", "char", "binary", "uuid", "decimal", "list", "map", "array", "described")
-OTHER_KINDS = (STRING, CHAR, BINARY, UUID, DECIMAL_VALUE, LIST, MAP, ARRAY, DESCRIBED)
+STRING, CHAR, BOOLEAN, BINARY, UUID, DECIMAL_VALUE, LIST, MAP, ARRAY, DESCRIBED = (
+    "string", "char", "boolean", "binary", "uuid", "decimal", "list", "map", "array",
+    "described")
+OTHER_KINDS = (STRING, CHAR, BOOLEAN, BINARY, UUID, DECIMAL_VALUE, LIST, MAP, ARRAY, DESCRIBED)
 """The value kinds of ``other_types`` besides the numbers: a string or symbol,
 a char (a one-character string where ``Semantics.char_is_string``, else the
-dialect's own: declared here), a binary, a uuid, a decimal32/64/128, and the
-composites."""
+dialect's own: declared here), a boolean, a binary, a uuid, a
+decimal32/64/128, and the composites."""
 COMPOSITES = (LIST, MAP, ARRAY, DESCRIBED)
 
 
@@ -192,7 +209,7 @@ AMQP_NUMBER_RULES = NumberRules(table({
               INFINITY: AS_DOUBLE, NAN: UNKNOWN},
     DOUBLE: {INTEGER: AS_DOUBLE, TIMESTAMP: FAIL, DECIMAL: AS_DOUBLE, DOUBLE: AS_DOUBLE,
              INFINITY: AS_DOUBLE, NAN: UNKNOWN},
-}), other_types={
+}), time_strings=True, other_types={
     # a number against a string, a boolean, LIKE or as a condition: a failure;
     # a string against a timestamp is read as a time (no cell: per value)
     **other_types({test: "fail" for test in OTHER_TESTS if test.startswith("boolean")}),
@@ -204,6 +221,12 @@ AMQP_NUMBER_RULES = NumberRules(table({
                                                                               "number"))},
                    "null": "unknown", "in numbers": "fail", "condition": "fail",
                    "arithmetic": "fail"}, (STRING, CHAR)),
+    # a boolean compares only with booleans, and orders with nothing
+    **other_types({**{test: "fail" for test in OTHER_TESTS if test.startswith(("string",
+                                                                              "number"))},
+                   "boolean order": "fail", "null": "unknown", "in strings": "fail",
+                   "in numbers": "fail", "like": "fail", "arithmetic": "fail",
+                   "function": "fail"}, (BOOLEAN,)),
     # binaries, uuids and composites compare with nothing a filter can write
     **other_types({**{test: "fail" for test in OTHER_TESTS}, "null": "unknown"},
                   (BINARY, UUID, *COMPOSITES)),
