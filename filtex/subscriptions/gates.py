@@ -17,10 +17,11 @@ from typing import Any
 
 from proton import symbol
 
+from ..dialects import rules as declared
 from ..dialects.base import Semantics
 from ..runtime.property import string_rule
 from ..runtime.patterns import PatternError, segments_of
-from ..runtime.values import INT_CLASSES
+from ..runtime.values import INT_CLASSES, double_value
 from ..tree import ast
 
 SUBJECT = ("properties", "subject", None)
@@ -149,7 +150,7 @@ def _term(node: Any, rules: Semantics) -> Term | None:
         field = _field(node.operand)
         low = node.low
         if field and isinstance(low, ast.Literal) and low.typ == "int" and \
-                abs(low.value) <= _EXACT and \
+                _orders_as_python(rules, int(low.value)) and \
                 isinstance(node.high, ast.Literal) and node.high.typ == "int":
             return Term("range", field, (">=", int(low.value)), False, rules)
     if isinstance(node, ast.PropertyMatch) and not node.present and node.ref is not None:
@@ -163,9 +164,22 @@ def _term(node: Any, rules: Semantics) -> Term | None:
     return None
 
 
-# Range bounds a double holds exactly: a double value then orders against the
-# bound in Python as every dialect orders it.
-_EXACT = 1 << 53
+def _orders_as_python(semantics: Semantics, bound: int) -> bool:
+    """Does every value a range index looks up (an integer, a timestamp, a
+    double neither NaN nor zero) compare with the integer ``bound`` as Python
+    orders them (the index bisects), by the dialect's declared number rules?
+    Exactly, or after rounding to double a bound that a double holds."""
+    numbers = semantics.numbers
+    for kind in (declared.INTEGER, declared.TIMESTAMP, declared.DOUBLE):
+        rule = numbers.rule(kind, bound)
+        if isinstance(rule, declared.Exact):
+            continue
+        if isinstance(rule, declared.Rounded) and rule.width == "double" and \
+                double_value(bound) == bound:
+            continue
+        return False
+    return True
+
 
 def _compare(node: ast.Compare, rules: Semantics) -> Term | None:
     left, right, op = node.left, node.right, node.op
@@ -179,7 +193,7 @@ def _compare(node: ast.Compare, rules: Semantics) -> Term | None:
     if right.typ == "int" and type(right.value) in INT_CLASSES:
         if op == "=":
             return Term("eq-int", field, (int(right.value),), False, rules)
-        if op in ("<", "<=", ">", ">=") and abs(right.value) <= _EXACT:
+        if op in ("<", "<=", ">", ">=") and _orders_as_python(rules, int(right.value)):
             return Term("range", field, (op, int(right.value)), False, rules)
     return None
 
