@@ -20,7 +20,7 @@ pa = pytest.importorskip("pyarrow")
 from hypothesis import HealthCheck, assume, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from randomness import examples  # noqa: E402
-from proton import char, float32, symbol, timestamp, ubyte, ulong  # noqa: E402
+from proton import Described, char, float32, symbol, timestamp, ubyte, ulong  # noqa: E402
 
 import filtex  # noqa: E402
 import filtex.arrow as fa  # noqa: E402
@@ -133,6 +133,12 @@ def test_text_forms_are_the_row_engine_on_edge_strings(spark, dialect):
                 [char(s) for s in strings if len(s) == 1]] + [filtex.Message()]
     df = spark_table(spark, messages)
     filters = compiled(text_atoms(dialect) + FUNCTION_ATOMS, dialect)
+    for ref in ("a", "&p:a", "&s:c", "&p:", "&s:", "", "&&p:a", "é", "&p:\U0001f600"):
+        try:   # property-filter entries: equality, prefix, suffix as text
+            filters.append(filtex.compile_filter(
+                Described(symbol("amqp:application-properties-filter"), {"x": ref}), dialect))
+        except filtex.FilterError:
+            pass
     natives = 0
     for flt in filters:
         try:

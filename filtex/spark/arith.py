@@ -2,7 +2,8 @@
 
 ``quantity * price - discount > 1000`` and ``quantity % 2 = 0`` are computed
 natively where every dialect agrees on the arithmetic (``arrow/arith.py``):
-integer operands of the types the per-message engine was probed to agree on,
+integer operands of the types the dialect declares it computes so
+(``plan/arith.operand_tags``),
 every integer intermediate within +-(2**31 - 1), doubles whose results stay
 finite, ``%`` with the dividend's sign. Any other row (an operand of another
 type, an intermediate out of range, a zero divisor, a non-finite double) goes

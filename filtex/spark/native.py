@@ -1,8 +1,8 @@
 """A checked filter as native Spark Columns, exact by the same rules as the kernels.
 
 The third reading of the batch engine's plan (``plan/skeleton.py``): the boolean
-skeleton over atoms, each atom's answer per AMQP type tag learned from the
-per-message engine (``plan/atoms.py``, ``plan/oracle.py``). Where the kernel evaluates an atom's
+skeleton over atoms, each atom's answer per AMQP type tag from the dialect's
+declared rules (``plan/atoms.py``). Where the kernel evaluates an atom's
 mode with numba, this module writes it as a Spark expression over the field's
 tag and typed child (``fields.py``):
 
@@ -15,9 +15,7 @@ tag and typed child (``fields.py``):
 - a string predicate whose answer is plain text matching (``strings.text_form``:
   ``=``/``<>``/ordering by code point, ``IN``, ``LIKE`` under the dialect's
   escape rule) becomes ``=``, ``isin``, ``startswith``/``endswith``/``contains``
-  or ``like`` with an explicit escape; it is used for a tag only after the
-  per-message engine, run on probe strings, agreed with the expression's
-  meaning.
+  or ``like`` with an explicit escape (``strings.py``).
 
 Everything is Spark SQL text (``sql.py``), parsed once per filter. Each atom
 yields a Kleene boolean (``value``), the rows where it fails (the

@@ -104,7 +104,9 @@ def string_answers(cases: Cases, compiled: Any, tag: int, child: Any, pushable: 
     if tag == A.CHAR and not compiled.atom.semantics.char_is_string:
         return False
     node = compiled.atom.node
-    form, chain = text_form(node, compiled.atom.semantics) or property_form(node), ()
+    form, chain = text_form(node, compiled.atom.semantics), ()
+    if form is None and tag != A.CHAR:   # a property entry reads a char by the dialect the
+        form = property_form(node)       # filter was compiled in (RabbitMQ: a number)
     if form is None and (found := function_form(node, compiled.atom.semantics)) is not None:
         form, chain = found
     if form is None:
@@ -129,8 +131,8 @@ def string_answers(cases: Cases, compiled: Any, tag: int, child: Any, pushable: 
 
 def property_form(node: ast.Node) -> TextForm | None:
     """A property-filter entry with a string reference as plain text matching:
-    equality, ``&p:`` a prefix, ``&s:`` a suffix (the probes check the dialect's
-    own rule, RabbitMQ's byte strings included)."""
+    equality, ``&p:`` a prefix, ``&s:`` a suffix (for a string, the same in every
+    dialect: RabbitMQ's byte-string prefix of a string is its text's prefix)."""
     if not isinstance(node, ast.PropertyMatch) or type(node.ref) is not str:
         return None
     from ..runtime.property import string_rule
