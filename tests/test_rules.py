@@ -626,3 +626,24 @@ def test_a_timestamp_against_a_string_that_reads_as_no_time(dialect):
     if rules.time_strings:
         assert rules.answer(TIMESTAMP, "string =", "yesterday") == "fail"
         assert rules.answer(TIMESTAMP, "string =", "2024-01-01") is None
+
+
+@pytest.mark.parametrize("text, dialect", [
+    ("x IS NULL", "amqp"), ("EXISTS(x)", "amqp"), ("x > 3", "amqp"), ("x = 'a'", "jms"),
+    ("x < 2.5", "rabbitmq"), ("x = TRUE", "rabbitmq"), ("x IS NOT NULL", "jms")])
+def test_declared_constants_are_answered_by_the_kernel_on_every_tag(text, dialect):
+    """A tag the plan answers with one declared constant (a string against a number, a
+    list against anything, a type-only test) is answered in the kernel, not handed back
+    to the per-message engine: no fallback row, and the row engine's verdicts."""
+    pytest.importorskip("pyarrow")
+    import filtex.arrow
+    values = [None, True, "a", symbol("b"), char("c"), 7, ubyte(1), int32(-3), ulong(2**64 - 1),
+              2.5, float32(1.5), timestamp(5), b"x", uuid.UUID(int=3), [1], {"k": 1},
+              decimal64(0x31C000000000000F)]
+    messages = [filtex.Message(application_properties={"x": v}) for v in values * 3]
+    messages.append(filtex.Message())
+    flt = filtex.compile_sql(text, dialect)
+    result = filtex.arrow.evaluate(flt, filtex.arrow.message_table(messages))
+    assert result.verdicts.to_pylist() == [flt.evaluate(m) for m in messages]
+    per_value = {"x > 3": 0, "x < 2.5": 0}   # decimals: per value or row by row
+    assert result.fallback_rows <= 3 * (text in per_value), result.fallback_rows
