@@ -622,10 +622,23 @@ def test_a_timestamp_against_a_string_that_reads_as_no_time(dialect):
             want = {"fail": FAIL, "unknown": UNKNOWN, "false": FALSE, "true": TRUE}[
                 declared_answer]
             problems += disagreements(row, stamps, lambda v, want=want: want)
+        for others in ("'P1D'", "'nothing'"):   # an IN list: one string that reads as no
+            try:                                 # time fails the comparison
+                row = Row(f"x IN ('{text}', {others})", dialect)
+            except filtex.FilterError:
+                continue
+            items = (text, others.strip("'"))
+            declared_answer = rules.answer(TIMESTAMP, "in strings", items)
+            if declared_answer is None:
+                continue
+            want = {"fail": FAIL, "unknown": UNKNOWN, "false": FALSE, "true": TRUE}[
+                declared_answer]
+            problems += disagreements(row, stamps, lambda v, want=want: want)
     assert not problems, report(problems)
     if rules.time_strings:
         assert rules.answer(TIMESTAMP, "string =", "yesterday") == "fail"
         assert rules.answer(TIMESTAMP, "string =", "2024-01-01") is None
+        assert rules.answer(TIMESTAMP, "in strings", ("2024-01-01", "x")) == "fail"
 
 
 @pytest.mark.parametrize("text, dialect", [

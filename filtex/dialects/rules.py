@@ -150,15 +150,18 @@ class NumberRules:
 
     def answer(self, kind: str, test: str, constant: Any = None) -> Answer | None:
         """The declared answer of ``test`` for every value of ``kind``
-        (``other_types``), given the constant when there is one; None when the
-        values decide."""
-        if kind == TIMESTAMP and test.startswith("string ") and self.time_strings:
+        (``other_types``), given the test's string constant or constants (a
+        tuple, for IN) when it has them; None when the values decide."""
+        if kind == TIMESTAMP and self.time_strings and \
+                (test.startswith("string ") or test == "in strings"):
             from ..runtime.ops import parse_datetime_ms, parse_duration_ms
-            if type(constant) is not str:
+            texts = (constant,) if type(constant) is str else constant
+            if not isinstance(texts, tuple) or not texts or \
+                    any(type(t) is not str for t in texts):
                 return None
-            reads = parse_datetime_ms(constant) is not None or \
-                parse_duration_ms(constant) is not None
-            return None if reads else "fail"
+            # one string that reads as no time fails the comparison (in IN too)
+            return "fail" if any(parse_datetime_ms(t) is None and parse_duration_ms(t) is None
+                                 for t in texts) else None
         return self.other_types.get((kind, test))
 
     def rule(self, value: str, constant: Any) -> Rule | None:

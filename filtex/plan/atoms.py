@@ -216,7 +216,7 @@ def plan_tags(compiled: Any, tags: set[int], rc: Any) -> TagPlan:
         p.modes[BOOLEAN] = BOOLS
         p.bools[:] = [compiled.on(False, rc), compiled.on(True, rc)]
     other = other_type_test(atom.node, atom.semantics)
-    declared = atom.semantics.numbers.other_types
+    declared = _Declared(atom.semantics.numbers, _text_constants(atom.node))
     for tag, cls in STRING_TAGS.items():
         if tag not in tags or _declared(p, declared, other, tag):
             continue
@@ -299,9 +299,34 @@ OTHER_KIND_OF_TAG = {**KIND_OF_TAG, STRING: rules.STRING, SYMBOL: rules.STRING,
 """The ``other_types`` kind of each tag that has one."""
 
 
+class _Declared:
+    """A dialect's declared answers (``NumberRules.answer``) for one atom, whose
+    string constants (for a timestamp, amqp reads them as times) are known."""
+
+    def __init__(self, numbers: Any, texts: tuple | None) -> None:
+        self.numbers, self.texts = numbers, texts
+
+    def get(self, key: tuple[str, str]) -> str | None:
+        return self.numbers.answer(key[0], key[1], self.texts)
+
+
+def _text_constants(node: ast.Node) -> tuple | None:
+    """The string constants an atom compares the field with (one, or an IN list's)."""
+    while isinstance(node, ast.Not):
+        node = node.operand
+    if isinstance(node, ast.Compare):
+        constant = node.right if isinstance(node.left, ast.Field) else node.left
+        if isinstance(constant, ast.Literal) and type(constant.value) is str:
+            return (constant.value,)
+    elif isinstance(node, ast.In) and all(isinstance(i, ast.Literal) and type(i.value) is str
+                                          for i in node.items):
+        return tuple(i.value for i in node.items)
+    return None
+
+
 def _declared(p: TagPlan, declared: Any, other: tuple[str, bool] | None, tag: int) -> bool:
     """CONST from the dialect's declared answer of the atom's test for the tag's
-    kind (``NumberRules.other_types``), if it declares one."""
+    kind (``NumberRules.answer``), if it declares one."""
     kind = OTHER_KIND_OF_TAG.get(tag)
     answer = None if other is None or kind is None else declared.get((kind, other[0]))
     if answer is None or other is None:
