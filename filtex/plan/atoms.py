@@ -303,7 +303,7 @@ class _Declared:
     """A dialect's declared answers (``NumberRules.answer``) for one atom, whose
     string constants (for a timestamp, amqp reads them as times) are known."""
 
-    def __init__(self, numbers: Any, texts: tuple | None) -> None:
+    def __init__(self, numbers: rules.NumberRules, texts: tuple | None) -> None:
         self.numbers, self.texts = numbers, texts
 
     def get(self, key: tuple[str, str]) -> str | None:
