@@ -292,6 +292,8 @@ OTHER_TEXTS = {
     "number order": ["x < 1", "x >= 2.5", "1.5E0 < x", "x > -1"],
     "in numbers": ["x IN (1, 2.5)", "x IN (0)"],
     "arithmetic": ["x - 1 > 0", "x * 2 = 4", "-x < 0", "x % 2 = 1", "x - 1 BETWEEN 0 AND 5"],
+    "between numbers": ["x BETWEEN 1 AND 5", "x BETWEEN -2.5 AND 1.0E3"],
+    "not between numbers": ["x NOT BETWEEN 1 AND 5", "x NOT BETWEEN 0 AND 0.5"],
     "function": ["LOWER(x) = 'a'", "filtex:length(x) = 1", "LEFT(x, 2) IN ('ab')",
                  "SUBSTRING(x, 1, 2) LIKE 'a%'", "UPPER(LOWER(x)) = 'A'", "DATE(x) > 0",
                  "RIGHT(x, 1) <> 'a'", "UPPER(x, 'tr') BETWEEN 'A' AND 'B'"],

@@ -163,7 +163,8 @@ def test_declared_answers_keep_mixed_columns_native(spark):
     df = spark_table(spark, messages)
     for dialect in ("amqp", "jms", "rabbitmq"):
         filters = compiled(["x = 'blue'", "x <> 'a'", "x IN ('a', 'blue')", "x LIKE 'b%'",
-                            "x > 5", "x = 2.5", "x IS NULL", "x = TRUE"], dialect)
+                            "x > 5", "x = 2.5", "x IS NULL", "x = TRUE",
+                            "x BETWEEN 1 AND 5", "x NOT BETWEEN 1 AND 5"], dialect)
         for flt in filters:
             if dialect == "rabbitmq" and flt.text in ("x > 5", "x = 2.5"):
                 continue   # a RabbitMQ char is its code point: compared per value (the UDF)

@@ -44,12 +44,14 @@ JMS_NUMBER_RULES = R.NumberRules(R.table({
         # a String, a byte[], a map or list, a Double from a decimal: unlike a
         # number or a boolean; no arithmetic but on numbers (NULL)
         "boolean =": "false", "boolean <>": "true", "number =": "false", "number <>": "true",
-        "number order": "false", "condition": "false", "arithmetic": "unknown"},
+        "number order": "false", "condition": "false", "arithmetic": "unknown",
+        "between numbers": "false", "not between numbers": "false"},
         (R.STRING, R.CHAR, R.BINARY, R.UUID, *R.COMPOSITES)),
     **R.other_types({
         "string =": "false", "string <>": "true", "number =": "false", "number <>": "true",
         "number order": "false", "in strings": "unknown", "like": "false",
-        "arithmetic": "unknown"}, (R.BOOLEAN,)),
+        "arithmetic": "unknown", "between numbers": "false", "not between numbers": "false"},
+        (R.BOOLEAN,)),
     **R.other_types({   # a Character is no String
         "string =": "false", "string <>": "true", "in strings": "unknown", "like": "false"},
         (R.CHAR, R.BINARY, R.UUID, *R.COMPOSITES, R.DECIMAL_VALUE)),

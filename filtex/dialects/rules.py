@@ -142,9 +142,11 @@ class NumberRules:
     ``number`` constants, ``null`` (any comparison with NULL), ``in strings``,
     ``in numbers``, ``like``, ``condition`` (the value itself where a condition
     is expected) and ``arithmetic`` (the value an operand of ``- * %`` or unary
-    minus, compared with numbers) and ``function`` (the value the subject of
+    minus, compared with numbers), ``function`` (the value the subject of
     a function that takes a string: ``Function.subject``, compared with
-    constants). A missing cell: the answer depends on the
+    constants), and ``between numbers`` and ``not between numbers`` (NOT BETWEEN
+    is not always the negation of BETWEEN: jms writes it as ``v < lo OR v > hi``,
+    FALSE for a string). A missing cell: the answer depends on the
     value or the constant (amqp reads a string as a time against a timestamp;
     a string's own tests are its text)."""
 
@@ -182,7 +184,8 @@ FAIL, UNKNOWN = Outcome("fail"), Outcome("unknown")
 
 OTHER_TESTS = ("string =", "string <>", "string order", "boolean =", "boolean <>",
                "boolean order", "number =", "number <>", "number order", "null",
-               "in strings", "in numbers", "like", "condition", "arithmetic", "function")
+               "in strings", "in numbers", "like", "condition", "arithmetic", "function",
+               "between numbers", "not between numbers")
 """The tests of ``NumberRules.other_types``."""
 STRING, CHAR, BOOLEAN, BINARY, UUID, DECIMAL_VALUE, LIST, MAP, ARRAY, DESCRIBED = (
     "string", "char", "boolean", "binary", "uuid", "decimal", "list", "map", "array",
@@ -223,13 +226,15 @@ AMQP_NUMBER_RULES = NumberRules(table({
     **other_types({**{test: "fail" for test in OTHER_TESTS if test.startswith(("boolean",
                                                                               "number"))},
                    "null": "unknown", "in numbers": "fail", "condition": "fail",
-                   "arithmetic": "fail"}, (STRING, CHAR)),
+                   "arithmetic": "fail", "between numbers": "fail",
+                   "not between numbers": "fail"}, (STRING, CHAR)),
     # a boolean compares only with booleans, and orders with nothing
     **other_types({**{test: "fail" for test in OTHER_TESTS if test.startswith(("string",
                                                                               "number"))},
                    "boolean order": "fail", "null": "unknown", "in strings": "fail",
                    "in numbers": "fail", "like": "fail", "arithmetic": "fail",
-                   "function": "fail"}, (BOOLEAN,)),
+                   "function": "fail", "between numbers": "fail",
+                   "not between numbers": "fail"}, (BOOLEAN,)),
     # binaries, uuids and composites compare with nothing a filter can write
     **other_types({**{test: "fail" for test in OTHER_TESTS}, "null": "unknown"},
                   (BINARY, UUID, *COMPOSITES)),

@@ -111,6 +111,10 @@ def other_type_test(node: ast.Node, semantics: Any) -> tuple[str, bool] | None:
         if kind is None or (kind == "number" and not _finite(right.value)):
             return None   # NaN and the infinities: each dialect's own (amqp: unknown)
         return f"{kind} {op if op in ('=', '<>') else 'order'}", negated
+    if isinstance(node, ast.Between) and isinstance(node.operand, ast.Field) and all(
+            isinstance(b, ast.Literal) and b.typ in _NUMBER_TYPES and _finite(b.value)
+            for b in (node.low, node.high)):
+        return ("not between numbers" if node.negated else "between numbers"), negated
     if isinstance(node, ast.In) and isinstance(node.operand, ast.Field) and node.items and \
             all(isinstance(i, ast.Literal) for i in node.items):
         types = {i.typ for i in node.items}
