@@ -172,6 +172,23 @@ def test_declared_answers_keep_mixed_columns_native(spark):
         assert_agree(df, filters, messages)
 
 
+@pytest.mark.parametrize("dialect, text, value", [
+    ("rabbitmq", "'a' < x", "uuid-max"), ("rabbitmq", "'a' < x", b"\xff"),
+    ("rabbitmq", "x < 'a'", "uuid-max"), ("amqp", "'a' = x OR y = 2", "decimal-nan")])
+def test_no_constant_a_sample_suggested(spark, dialect, text, value):
+    """The Spark translation once took a type's one answer from sample values: a uuid or
+    binary ordered against a string in RabbitMQ (bytes: it depends on the value; the
+    samples all started with a zero byte) and a NaN decimal against a string in amqp
+    (unknown, not the failure the samples gave). Each came out wrong natively."""
+    import uuid
+    from proton import decimal64
+    value = {"uuid-max": uuid.UUID(int=2**128 - 1),
+             "decimal-nan": decimal64(0x7C00000000000000)}.get(value, value)
+    messages = [filtex.Message(application_properties={"x": value, "y": 2}),
+                filtex.Message(application_properties={"x": "b", "y": 2})]
+    assert_agree(spark_table(spark, messages), compiled([text], dialect), messages)
+
+
 def test_common_forms_are_native_and_never_reach_the_udf(spark):
     """On a table without residual columns (a flat DataFrame) these are native."""
     events = pa.table({"region": ["EU", "US", None, "EU-été", "eu"],
