@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import runtime
 from ..functions import REGISTRY, STANDARD
+from . import rules
 from .rules import AMQP_NUMBER_RULES, NumberRules
 
 if TYPE_CHECKING:
@@ -88,10 +89,26 @@ class Semantics:
 
     def other_type(self, test: str, op: str = "=", negated: bool = False) -> Any:
         """The result of a test against string constants (``compare-string``,
-        ``in-strings``, ``like``) for a present value that is not a string, and
-        of BETWEEN two integer constants for a string (``between-numbers``):
-        True, False or None, or ``UNDECIDED`` where only the runtime knows."""
-        return UNDECIDED
+        ``in-strings``, ``like``; ``negated`` for NOT IN and NOT LIKE) for a present
+        value that is not a string, and of [NOT] BETWEEN two number constants for
+        a string (``between-numbers``): True, False or None where the declared
+        table (``numbers.other_types``) gives every such value one answer, else
+        ``UNDECIDED`` (the runtime decides; an amqp failure is never inlined)."""
+        if test == "between-numbers":
+            kinds: tuple[str, ...] = (rules.STRING,)
+            key = "not between numbers" if negated else "between numbers"
+        else:
+            kinds = NON_STRING_KINDS
+            key = {"compare-string": f"string {op}" if op in ("=", "<>") else "string order",
+                   "in-strings": "in strings", "like": "like"}[test]
+        answers = {self.numbers.answer(kind, key) for kind in kinds}
+        answer = answers.pop() if len(answers) == 1 else None
+        if answer not in ("true", "false", "unknown"):
+            return UNDECIDED
+        value = {"true": True, "false": False, "unknown": None}[answer]
+        if negated and test != "between-numbers" and value is not None:
+            value = not value
+        return value
 
     def inline_derived(self, compute: Callable) -> str | None:
         """A Python expression template computing a derived value (a JMS header)
@@ -147,6 +164,11 @@ class Lenient(Semantics):
                 negate: bool = False) -> bool | None:
         return runtime.between(value, low, high, negate, self.compare)
 
+
+NON_STRING_KINDS = (*rules.VALUE_KINDS, rules.BOOLEAN, rules.BINARY, rules.UUID,
+                    rules.DECIMAL_VALUE, *rules.COMPOSITES)
+"""The kinds of value that are no ``str`` (a symbol and a char are: the row
+engine's inline test sends those to the runtime)."""
 
 AMQP_SEMANTICS = Semantics()
 

@@ -19,7 +19,7 @@ from .. import runtime
 from ..runtime.patterns import compile_like
 from ..runtime.values import (BOOL, DECIMAL, FLOAT, INT, STRING, TIMESTAMP, decimal_value,
                               double_value, exact, kind_of)
-from .base import UNDECIDED, Dialect, Lenient
+from .base import Dialect, Lenient
 from . import rules as R
 
 JAVA_DOUBLE = R.Rounded("double", "total")
@@ -212,20 +212,6 @@ class Jms(Lenient):
 
     def inline_derived(self, compute: Any) -> str | None:
         return JMS_INLINE.get(compute)
-
-    def other_type(self, test: str, op: str = "=", negated: bool = False) -> Any:
-        """The result of a test against string constants when the value is
-        neither NULL nor a String (the generated fast path's else), and of
-        BETWEEN two numbers when it is a String."""
-        if test == "compare-string" and op in ("=", "<>"):
-            return op == "<>"   # a String never equals another Java type
-        if test == "in-strings":
-            return None         # IN on a non-string is unknown
-        if test == "like":
-            return negated      # LIKE on a non-string is FALSE
-        if test == "between-numbers":
-            return False        # a String orders against no number: both forms FALSE
-        return UNDECIDED
 
     def between(self, value: Any, low: Any, high: Any,  # type: ignore[override]
                 negate: bool = False) -> bool | None:

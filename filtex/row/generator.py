@@ -631,7 +631,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
                      else f"type({subject}) in _INTS")
             paths = [(guard, f"{subject} {not_}in {members}")]
             if kinds == {"string"}:
-                slow = self.other_type(subject, slow, "in-strings")
+                slow = self.other_type(subject, slow, "in-strings", negated=node.negated)
         self._typed_branch(var, subject, paths, slow)
         return var
 
