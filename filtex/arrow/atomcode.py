@@ -96,13 +96,14 @@ elif tag@ == 11 or tag@ == 12:
 elif tag@ <= 10 or tag@ == 17:
     OUT = k@[tag@] if (iv@[r >> 3] >> (r & 7)) & 1 else 8
 elif tag@ == 16 or tag@ == 20 or tag@ == 21:
-    OUT = k@[tag@] if (cv@[r >> 3] >> (r & 7)) & 1 else 8
+    OUT = 8
 else:
     OUT = k@[tag@]
 """
 """A constant answer, given only where the tag's child holds a value (a null
 or missing child under its tag is a malformed row: back to the per-message
-engine, which refuses it; a string tag's child is its dictionary codes); the
+engine, which refuses it; a string tag's constant is lowered to a string
+table by the engine, which knows which dictionary entries are sound); the
 pseudo tags of the float specials (26..33) were checked already, and the
 ``x`` and ``e`` tags are checked before the pass (``columns.py``)."""
 

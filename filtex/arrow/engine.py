@@ -146,6 +146,8 @@ def _kernel_batch(flt: Any, ready: PreparedPlan, batch: pa.RecordBatch,
         if rules.data_tags:
             modes, consts, values = _by_value(compiled, rules, arrays, rc,
                                               columns.setdefault((field, "seen"), {}))
+        if arrays.dictionary is not None and len(arrays.dictionary):
+            modes, table = _constant_strings(modes, consts, table, arrays.dictionary)
         args.append([*arrays[:11], modes, consts, rules.bools, rules.ints,
                      rules.uints, rules.doubles, table, *values])
     back = back_rows(batch, ready.plan.fields)
@@ -244,6 +246,26 @@ def _in_parallel(rows: Any, n: int, threads: int) -> int:
 
 
 _NO_STRINGS = np.full((3, 1), atom_rules.BACK, np.int8)
+
+
+def _constant_strings(modes: np.ndarray, consts: np.ndarray, table: np.ndarray,
+                      dictionary: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A string tag's one declared answer as a string table: the constant for
+    each sound dictionary entry, back to the per-message engine for a null
+    (malformed) one, as the string tables answer."""
+    tags = [t for t in atom_rules.STRING_TAGS if modes[t] == atom_rules.CONST]
+    if not tags:
+        return modes, table
+    size = len(dictionary)
+    if table is _NO_STRINGS:
+        table = np.full((3, size), atom_rules.BACK, np.int8)
+    sound = np.asarray(dictionary.is_valid().to_numpy(zero_copy_only=False))
+    modes = modes.copy()
+    for tag in tags:
+        modes[tag] = atom_rules.STRINGS
+        table[atom_rules.STRING_VARIANT[tag], :size] = np.where(
+            sound, consts[tag], atom_rules.BACK)
+    return modes, table
 _NO_VALUES = (np.zeros(0, np.int64), np.zeros(0, np.int8), np.zeros(0, np.uint64),
               np.zeros(0, np.int8), np.zeros(0, np.float64), np.zeros(0, np.int8))
 _VALUES_MODE = (atom_rules.VALUES_I, atom_rules.VALUES_U, atom_rules.VALUES_F)
