@@ -4,11 +4,11 @@ Why this file exists. The batch engines answer an atom (a predicate that reads o
 from the plan's decision for the field's AMQP type tag (``filtex/plan/atoms.py``): one
 constant answer (CONST), a table for False and True (BOOLS), sorted inclusive intervals over
 the tag's integer, unsigned or double child (INTS, UINTS, DOUBLES), with NaN, -0.0, +inf and
--inf answered apart (the float pseudo tags). Today the plan accepts an interval form only
-after running the atom on probe values at run time (``plan/intervals.py``: ``int_probes``,
-``double_probes``, around at most ``PROBED_CONSTANTS`` of the constants): inference at run
-time. This suite moves that probing into the test suite, where a wrong decision fails a
-test instead of being caught (or missed) each time a filter is prepared.
+-inf answered apart (the float pseudo tags). The plan computes those decisions from the
+dialect's declared rules (``filtex/dialects/rules.py``) without running the atom on probe
+values when a filter is prepared, as it once did; this suite is where the probing went: a
+wrong decision (or a wrong rule) fails a test here instead of being caught, or missed, each
+time a filter is prepared. ``tests/test_rules.py`` checks the rules themselves cell by cell.
 
 For every dialect, every comparison operator, BETWEEN, NOT BETWEEN, IN, NOT IN, IS NULL and
 EXISTS where the dialect has them, and constants of many kinds (small, large and negative
@@ -20,7 +20,7 @@ subnormals, float32 values that round, the specials) against the row engine's ve
 message holding that value with that exact AMQP type. The row engine is asked through the
 filter itself (``Filter.evaluate``), and an unknown verdict is told apart as a failure or a
 NULL by ``(<filter>) OR y = 1``: a failure makes the whole filter unknown, a NULL does not.
-IN lists longer than the run-time probes sample, and random constants and values
+Long IN lists (where sampled probes once missed a constant), and random constants and values
 (hypothesis, derandomised), get the same check.
 
 Decisions that claim nothing are not checked: STRINGS (the engine answers each distinct
@@ -374,9 +374,8 @@ def cases(dialect: str) -> list[tuple[str, list]]:
 def long_in_lists(dialect: str) -> list[tuple[str, list]]:
     """IN and NOT IN lists of 80 constants: 79 plain integers and one constant of
     ``LONG_CONSTANTS`` (each the dialect accepts) at five neighbouring places of the list.
-    Long lists are where probing a sample of the constants at run time
-    (``PROBED_CONSTANTS``) can miss the one constant whose comparisons differ from exact
-    intervals. The edges are those of that constant and of the list's ends (the plain
+    Long lists are where probing a sample of the constants (as the plan once did) missed
+    the one constant whose comparisons differ from exact intervals. The edges are those of that constant and of the list's ends (the plain
     integers' own edges are the short filters')."""
     fillers = [str(1000 + i) for i in range(LONG_LIST - 1)]
     table = dict(CONSTANTS)
@@ -447,7 +446,7 @@ NUMBER_IN = [name for name in sorted(DIALECTS) if one_field_plan("x IN (1, 2)", 
 
 @pytest.mark.parametrize("dialect", NUMBER_IN)
 def test_long_in_lists_agree_with_the_row_engine(dialect):
-    """IN and NOT IN lists longer than the plan probes at run time, with one constant
+    """IN and NOT IN lists longer than the plan's probes once sampled, with one constant
     whose comparisons are not exact among plain integers."""
     tally = Tally()
     problems: list[str] = []

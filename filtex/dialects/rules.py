@@ -85,20 +85,6 @@ AS_DOUBLE = Rounded("double", "ieee")
 Rule = Union[Exact, Rounded, Outcome]
 
 
-def value_kind(value: Any) -> str | None:
-    """The table's kind of a message value (None: not a number the table covers)."""
-    cls = value.__class__
-    if cls is timestamp:
-        return TIMESTAMP
-    if cls in INT_CLASSES:
-        return INTEGER
-    if cls is float32:
-        return FLOAT32
-    if cls is float:
-        return DOUBLE
-    return None
-
-
 def constant_kind(constant: Any) -> str | None:
     """The table's kind of a numeric constant (None: not a number)."""
     cls = constant.__class__

@@ -160,26 +160,6 @@ def union(domain: Domain, spans: list[Interval]) -> list[Interval]:
     return [tuple(s) for s in out]
 
 
-def of_form(form: list) -> tuple[list[Interval], list[Interval], list[Interval]]:
-    """The intervals of a numeric form (``numeric_form``) per domain."""
-    result = []
-    for domain in DOMAINS:
-        if form[0] == "cmp":
-            spans = compare(domain, form[1], form[2])
-            if form[3]:
-                spans = complement(domain, spans)
-        elif form[0] == "between":
-            spans = intersect(compare(domain, ">=", form[1]), compare(domain, "<=", form[2]))
-            if form[3]:
-                spans = complement(domain, spans)
-        else:
-            spans = union(domain, [s for c in form[1] for s in compare(domain, "=", c)])
-            if form[2]:
-                spans = complement(domain, spans)
-        result.append(spans)
-    return result[0], result[1], result[2]
-
-
 def contains(spans: list[Interval], v: Any) -> bool:
     return any(lo <= v <= hi for lo, hi in spans)
 
