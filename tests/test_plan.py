@@ -375,8 +375,9 @@ def long_in_lists(dialect: str) -> list[tuple[str, list]]:
     """IN and NOT IN lists of 80 constants: 79 plain integers and one constant of
     ``LONG_CONSTANTS`` (each the dialect accepts) at five neighbouring places of the list.
     Long lists are where probing a sample of the constants (as the plan once did) missed
-    the one constant whose comparisons differ from exact intervals. The edges are those of that constant and of the list's ends (the plain
-    integers' own edges are the short filters')."""
+    the one constant whose comparisons differ from exact intervals. The edges are those of
+    that constant and of the list's ends (the plain integers' own edges are the short
+    filters')."""
     fillers = [str(1000 + i) for i in range(LONG_LIST - 1)]
     table = dict(CONSTANTS)
     found: list[tuple[str, list]] = []
