@@ -10,11 +10,10 @@ filter and a group of a JMS selector and an SQL filter
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parents[1]
+from benchmarks.alternate import alternated
+
 
 CHILD = r"""
 import gc, sys, time
@@ -47,13 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     print("| round | sql now us | sql before us | now/before | set now us | set before us "
           "| now/before |\n|---|---|---|---|---|---|---|")
-    for round_ in range(1, args.rounds + 1):
-        found = {}
-        for name, checkout in (("before", args.before.resolve()), ("now", HERE)):
-            out = subprocess.run([sys.executable, "-c", CHILD, str(checkout)], check=True,
-                                 capture_output=True, text=True).stdout.split()
-            found[name] = [float(v) for v in out]
-        (sql_now, set_now), (sql_before, set_before) = found["now"], found["before"]
+    for round_, (sql_now, set_now), (sql_before, set_before) in alternated(
+            CHILD, args.before, args.rounds):
         print(f"| {round_} | {sql_now:.0f} | {sql_before:.0f} | {sql_now / sql_before:.2f}x "
               f"| {set_now:.0f} | {set_before:.0f} | {set_now / set_before:.2f}x |")
     return 0

@@ -14,11 +14,10 @@ mixed predicates. Microseconds per filter; read the ratios.
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parents[1]
+from benchmarks.alternate import alternated
+
 
 CHILD = r"""
 import gc, sys, time
@@ -57,13 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
     print("| round | family | now us | before us | now/before |\n|---|---|---|---|---|")
-    for round_ in range(1, args.rounds + 1):
-        found = {}
-        for name, checkout in (("before", args.before.resolve()), ("now", HERE)):
-            out = subprocess.run([sys.executable, "-c", CHILD, str(checkout)], check=True,
-                                 capture_output=True, text=True).stdout.split()
-            found[name] = [float(v) for v in out]
-        for family, now, before in zip(FAMILIES, found["now"], found["before"]):
+    for round_, nows, befores in alternated(CHILD, args.before, args.rounds):
+        for family, now, before in zip(FAMILIES, nows, befores):
             print(f"| {round_} | {family} | {now:.0f} | {before:.0f} | {now / before:.2f}x |")
     return 0
 

@@ -316,9 +316,7 @@ def _operand(node: ast.Node) -> _Operand | None:
 def _test(op: str, kind: str) -> str | None:
     """The test a value compared by ``op`` with a value of ``kind`` is."""
     other = _TEST_TYPES.get(kind)
-    if other is None:
-        return None
-    return f"{other} {op}" if op in ("=", "<>") else f"{other} order"
+    return None if other is None else rules.comparison_test(other, op)
 
 
 def _answer(numbers: Any, a: str, b: str, op: str, constant: Any) -> str | None:

@@ -84,3 +84,11 @@ def float32_edges(numbers: list) -> list[float]:
                 found.update((s, float(np.nextafter(np.float32(s), np.float32(np.inf))),
                               float(np.nextafter(np.float32(s), np.float32(-np.inf)))))
     return list(found)
+
+
+def report(problems: list[str], limit: int = 30, between: str = "") -> str:
+    """The first ``limit`` disagreements of a check, and how many there were."""
+    shown = "\n".join(problems[:limit])
+    more = f"\n... and {len(problems) - limit} more" if len(problems) > limit else ""
+    what = f"disagreements {between}" if between else "disagreements"
+    return f"{len(problems)} {what}:\n{shown}{more}"

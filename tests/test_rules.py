@@ -30,7 +30,7 @@ from proton import (UNDESCRIBED, Array, Data, Described, byte, char, decimal32, 
                     ushort)
 
 import filtex
-from edges import double_edges, float32_edges, int_edges, single
+from edges import double_edges, float32_edges, int_edges, report, single
 from filtex.dialects import DIALECTS
 from filtex.dialects.rules import (CONSTANT_KINDS, DOUBLE, FLOAT32, INTEGER, TIMESTAMP,
                                    VALUE_KINDS, Exact, Outcome, Rounded, constant_kind)
@@ -166,12 +166,6 @@ def disagreements(row: Row, values: list, expect) -> list[str]:
             found.append(f"{row.text} with x = {type(v).__name__}({number(v)!r}): "
                          f"the table says {want}, the row engine {got}")
     return found
-
-
-def report(problems: list[str], limit: int = 30) -> str:
-    shown = "\n".join(problems[:limit])
-    more = f"\n... and {len(problems) - limit} more" if len(problems) > limit else ""
-    return f"{len(problems)} disagreements:\n{shown}{more}"
 
 
 # --- the tests -------------------------------------------------------------------------------

@@ -246,6 +246,9 @@ def _in_parallel(rows: Any, n: int, threads: int) -> int:
 
 
 _NO_STRINGS = np.full((3, 1), atom_rules.BACK, np.int8)
+_NO_VALUES = (np.zeros(0, np.int64), np.zeros(0, np.int8), np.zeros(0, np.uint64),
+              np.zeros(0, np.int8), np.zeros(0, np.float64), np.zeros(0, np.int8))
+_VALUES_MODE = (atom_rules.VALUES_I, atom_rules.VALUES_U, atom_rules.VALUES_F)
 
 
 def _constant_strings(modes: np.ndarray, consts: np.ndarray, table: np.ndarray,
@@ -266,9 +269,6 @@ def _constant_strings(modes: np.ndarray, consts: np.ndarray, table: np.ndarray,
         table[atom_rules.STRING_VARIANT[tag], :size] = np.where(
             sound, consts[tag], atom_rules.BACK)
     return modes, table
-_NO_VALUES = (np.zeros(0, np.int64), np.zeros(0, np.int8), np.zeros(0, np.uint64),
-              np.zeros(0, np.int8), np.zeros(0, np.float64), np.zeros(0, np.int8))
-_VALUES_MODE = (atom_rules.VALUES_I, atom_rules.VALUES_U, atom_rules.VALUES_F)
 
 
 def _by_value(compiled: Any, rules: Any, arrays: Any, rc: Any, seen: dict) -> tuple:

@@ -99,16 +99,14 @@ class Semantics:
             key = "not between numbers" if negated else "between numbers"
         else:
             kinds = NON_STRING_KINDS
-            key = {"compare-string": f"string {op}" if op in ("=", "<>") else "string order",
+            key = {"compare-string": rules.comparison_test("string", op),
                    "in-strings": "in strings", "like": "like"}[test]
         answers = {self.numbers.answer(kind, key) for kind in kinds}
         answer = answers.pop() if len(answers) == 1 else None
-        if answer not in ("true", "false", "unknown"):
+        if answer is None:
             return UNDECIDED
-        value = {"true": True, "false": False, "unknown": None}[answer]
-        if negated and test != "between-numbers" and value is not None:
-            value = not value
-        return value
+        said = rules.negation(answer) if negated and test != "between-numbers" else answer
+        return {"true": True, "false": False, "unknown": None}.get(said, UNDECIDED)
 
     def inline_derived(self, compute: Callable) -> str | None:
         """A Python expression template computing a derived value (a JMS header)

@@ -152,6 +152,16 @@ class NumberRules:
                                  for t in texts) else None
         return self.other_types.get((kind, test))
 
+    def double_operand(self, constant: Any) -> Any:
+        """What a double compares with for a numeric ``constant`` (its value
+        neither NaN nor, in a total order, a zero): the constant rounded to
+        double where the rule rounds to double, the constant itself where the
+        two compare exactly (Erlang); None under any other rule."""
+        rule = self.rule(DOUBLE, constant)
+        if isinstance(rule, Rounded) and rule.width == "double":
+            return double_value(constant)
+        return constant if isinstance(rule, Exact) else None
+
     def rule(self, value: str, constant: Any) -> Rule | None:
         """The rule for a value of kind ``value`` against ``constant``."""
         kind = constant_kind(constant)
@@ -167,6 +177,17 @@ def table(rows: Mapping[str, Mapping[str, Rule]]) -> dict[tuple[str, str], Rule]
 
 
 FAIL, UNKNOWN = Outcome("fail"), Outcome("unknown")
+
+
+def comparison_test(other: str, op: str) -> str:
+    """The ``other_types`` test of a comparison by ``op`` with a value that is
+    ``other`` ("string", "boolean" or "number"): ``=``, ``<>`` or an order."""
+    return f"{other} {op}" if op in ("=", "<>") else f"{other} order"
+
+
+def negation(answer: str) -> str:
+    """NOT of an answer, in three-valued logic (a failure stays a failure)."""
+    return {"true": "false", "false": "true"}.get(answer, answer)
 
 OTHER_TESTS = ("string =", "string <>", "string order", "boolean =", "boolean <>",
                "boolean order", "number =", "number <>", "number order", "null",

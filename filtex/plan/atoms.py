@@ -110,7 +110,7 @@ def other_type_test(node: ast.Node, semantics: Any) -> tuple[str, bool] | None:
         kind = _LITERAL_TESTS.get(right.typ)
         if kind is None or (kind == "number" and not _finite(right.value)):
             return None   # NaN and the infinities: each dialect's own (amqp: unknown)
-        return f"{kind} {op if op in ('=', '<>') else 'order'}", negated
+        return rules.comparison_test(kind, op), negated
     if isinstance(node, ast.Between) and isinstance(node.operand, ast.Field) and all(
             isinstance(b, ast.Literal) and b.typ in _NUMBER_TYPES and _finite(b.value)
             for b in (node.low, node.high)):
@@ -219,10 +219,9 @@ def plan_tags(compiled: Any, tags: set[int], rc: Any) -> TagPlan:
     if BOOLEAN in tags:
         p.modes[BOOLEAN] = BOOLS
         p.bools[:] = [compiled.on(False, rc), compiled.on(True, rc)]
-    other = other_type_test(atom.node, atom.semantics)
-    declared = _Declared(atom.semantics.numbers, _text_constants(atom.node))
+    declared = _TypeTest(atom.node, atom.semantics)
     for tag, cls in STRING_TAGS.items():
-        if tag not in tags or _declared(p, declared, other, tag):
+        if tag not in tags or _declared(p, declared, tag):
             continue
         if _type_only(atom.node):   # IS NULL, EXISTS: the type decides
             _constant_tag(p, compiled, tag, [cls("a"), cls("b")], rc)
@@ -230,7 +229,7 @@ def plan_tags(compiled: Any, tags: set[int], rc: Any) -> TagPlan:
             p.modes[tag] = STRINGS
             p.string_tags.append(tag)
     for tag in tags:
-        if tag in SAMPLES and not _declared(p, declared, other, tag) and \
+        if tag in SAMPLES and not _declared(p, declared, tag) and \
                 _type_only(atom.node):
             _constant_tag(p, compiled, tag, SAMPLES[tag], rc)
     numeric = [tag for tag in tags if tag in KIND_OF_TAG]
@@ -238,7 +237,7 @@ def plan_tags(compiled: Any, tags: set[int], rc: Any) -> TagPlan:
         _numeric_tags(p, compiled, numeric)
     else:
         for tag in numeric:
-            if _declared(p, declared, other, tag):
+            if _declared(p, declared, tag):
                 pass
             elif _type_only(atom.node):
                 _constant_tag(p, compiled, tag, [VALUE_CLASS[tag](v) for v in (0, 1)], rc)
@@ -296,22 +295,33 @@ def _numeric_tags(p: TagPlan, compiled: Any, tags: list[int]) -> None:
 OUTCOME_CODES = {"true": TRUE, "false": FALSE, "unknown": UNKNOWN, "fail": FAIL}
 
 OTHER_KIND_OF_TAG = {**KIND_OF_TAG, STRING: rules.STRING, SYMBOL: rules.STRING,
-                     CHAR: rules.CHAR, BINARY: rules.BINARY, UUID: rules.UUID, DECIMAL32: rules.DECIMAL_VALUE,
-                     DECIMAL64: rules.DECIMAL_VALUE, DECIMAL128: rules.DECIMAL_VALUE,
-                     LIST: rules.LIST, MAP: rules.MAP, ARRAY: rules.ARRAY,
-                     DESCRIBED: rules.DESCRIBED}
+                     CHAR: rules.CHAR, BINARY: rules.BINARY, UUID: rules.UUID,
+                     DECIMAL32: rules.DECIMAL_VALUE, DECIMAL64: rules.DECIMAL_VALUE,
+                     DECIMAL128: rules.DECIMAL_VALUE, LIST: rules.LIST, MAP: rules.MAP,
+                     ARRAY: rules.ARRAY, DESCRIBED: rules.DESCRIBED}
 """The ``other_types`` kind of each tag that has one."""
 
 
-class _Declared:
-    """A dialect's declared answers (``NumberRules.answer``) for one atom, whose
-    string constants (for a timestamp, amqp reads them as times) are known."""
+class _TypeTest:
+    """The test of ``NumberRules.other_types`` an atom is (``other_type_test``),
+    with the string constants it compares with (against a timestamp, amqp
+    reads them as times): the declared outcome for a tag's kind, if any."""
 
-    def __init__(self, numbers: rules.NumberRules, texts: tuple | None) -> None:
-        self.numbers, self.texts = numbers, texts
+    def __init__(self, node: ast.Node, semantics: Any) -> None:
+        found = other_type_test(node, semantics)
+        self.test: str | None = None if found is None else found[0]
+        self.negated = found is not None and found[1]
+        self.numbers: rules.NumberRules = semantics.numbers
+        self.texts = _text_constants(node) if found is not None else None
 
-    def get(self, key: tuple[str, str]) -> str | None:
-        return self.numbers.answer(key[0], key[1], self.texts)
+    def code(self, tag: int) -> int | None:
+        kind = OTHER_KIND_OF_TAG.get(tag)
+        if self.test is None or kind is None:
+            return None
+        answer = self.numbers.answer(kind, self.test, self.texts)
+        if answer is None:
+            return None
+        return OUTCOME_CODES[rules.negation(answer) if self.negated else answer]
 
 
 def _text_constants(node: ast.Node) -> tuple | None:
@@ -328,20 +338,15 @@ def _text_constants(node: ast.Node) -> tuple | None:
     return None
 
 
-def _declared(p: TagPlan, declared: Any, other: tuple[str, bool] | None, tag: int) -> bool:
+def _declared(p: TagPlan, declared: _TypeTest, tag: int) -> bool:
     """CONST from the dialect's declared answer of the atom's test for the tag's
     kind (``NumberRules.answer``), if it declares one."""
-    kind = OTHER_KIND_OF_TAG.get(tag)
-    answer = None if other is None or kind is None else declared.get((kind, other[0]))
-    if answer is None or other is None:
+    code = declared.code(tag)
+    if code is None:
         return False
     p.modes[tag] = CONST
-    p.consts[tag] = OUTCOME_CODES[_negation(answer) if other[1] else answer]
+    p.consts[tag] = code
     return True
-
-
-def _negation(answer: str) -> str:
-    return {"true": "false", "false": "true"}.get(answer, answer)
 
 
 def _constant_tag(p: TagPlan, compiled: Any, tag: int, values: Any, rc: Any) -> None:

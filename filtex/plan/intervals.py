@@ -27,7 +27,7 @@ import numpy as np
 
 from proton import timestamp
 
-from ..dialects.rules import Exact, NumberRules, Outcome, Rounded
+from ..dialects.rules import Exact, NumberRules, Outcome, Rounded, negation
 from ..runtime.values import INT_CLASSES
 from ..tree import ast
 from ..tree.ast import MIRROR
@@ -262,9 +262,7 @@ def comparison(domain: Domain, numbers: NumberRules, kind: str, op: str, c: Any)
 def _negation(domain: Domain, answer: Answer) -> Answer:
     if isinstance(answer, list):
         return complement(domain, answer)
-    if answer is None:
-        return None
-    return {"true": "false", "false": "true"}.get(answer, answer)
+    return None if answer is None else negation(answer)
 
 
 def _junction(domain: Domain, parts: list[Answer], decisive: str) -> Answer:

@@ -30,7 +30,6 @@ from ..errors import EvaluationFailure
 from ..forms import adapt
 from ..limits import DEFAULT_LIMITS, Limits
 from ..dialects import AMQP, UNDECIDED, Semantics
-from ..dialects.rules import DOUBLE, Exact, Rounded
 from ..runtime.values import FLOAT_CLASSES, INT_CLASSES, double_value
 from ..functions import REGISTRY
 from ..tree import ast
@@ -570,14 +569,9 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         rule (``dialects/rules.py``): the constant rounded to double, or the
         constant itself where the two numbers compare exactly (Erlang); None when
         the rule is another (the runtime decides)."""
-        rule = self.semantics.numbers.rule(DOUBLE, constant)
+        operand = self.semantics.numbers.double_operand(constant)
         as_float = double_value(constant)
-        if isinstance(rule, Rounded) and rule.width == "double" or \
-                isinstance(rule, Exact) and as_float == constant:
-            return as_float
-        if isinstance(rule, Exact):
-            return constant
-        return None
+        return as_float if operand is not None and operand == as_float else operand
 
     def is_float(self, subject: str) -> str:
         """A test that ``subject`` is a double Python compares as the dialect does

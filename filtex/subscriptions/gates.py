@@ -21,7 +21,7 @@ from ..dialects import rules as declared
 from ..dialects.base import Semantics
 from ..runtime.property import string_rule
 from ..runtime.patterns import PatternError, segments_of
-from ..runtime.values import INT_CLASSES, double_value
+from ..runtime.values import INT_CLASSES
 from ..tree import ast
 
 SUBJECT = ("properties", "subject", None)
@@ -170,15 +170,9 @@ def _orders_as_python(semantics: Semantics, bound: int) -> bool:
     orders them (the index bisects), by the dialect's declared number rules?
     Exactly, or after rounding to double a bound that a double holds."""
     numbers = semantics.numbers
-    for kind in (declared.INTEGER, declared.TIMESTAMP, declared.DOUBLE):
-        rule = numbers.rule(kind, bound)
-        if isinstance(rule, declared.Exact):
-            continue
-        if isinstance(rule, declared.Rounded) and rule.width == "double" and \
-                double_value(bound) == bound:
-            continue
-        return False
-    return True
+    return all(isinstance(numbers.rule(kind, bound), declared.Exact)
+               for kind in (declared.INTEGER, declared.TIMESTAMP)) and \
+        numbers.double_operand(bound) == bound
 
 
 def _compare(node: ast.Compare, rules: Semantics) -> Term | None:
