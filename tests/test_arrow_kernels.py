@@ -42,10 +42,15 @@ RANDOM = settings(max_examples=examples(120), deadline=None, suppress_health_che
 
 
 def agree(flt, table, source, rc=None):
-    """The batch verdicts equal the per-message verdicts of the source messages."""
+    """The batch verdicts equal the per-message verdicts of the source messages,
+    in the fused engine and in the pass-per-atom engine it replaced; the fused
+    one hands no more rows to the per-message engine than the other."""
     result = fa.evaluate(flt, table, rc)
     want = [flt.evaluate(m, rc) for m in source]
     assert result.verdicts.to_pylist() == want, (flt.text, result.fallback_rows)
+    passes = fa.evaluate(flt, table, rc, engine="passes")
+    assert passes.verdicts.to_pylist() == want, (flt.text, "passes", passes.fallback_rows)
+    assert result.fallback_rows <= passes.fallback_rows, flt.text
     return result
 
 
@@ -263,8 +268,8 @@ def test_constants_do_not_change_the_kernel():
 
 def test_the_disk_cache_is_shared_by_processes(tmp_path):
     """Two processes compile the same new shape at once into one directory; both
-    agree with the per-message engine, and the directory holds one module each
-    for the shared atom pass and the shape's kernel."""
+    agree with the per-message engine, and the directory holds one module: the
+    filter signature's fused kernel."""
     script = (
         "import filtex, filtex.arrow as fa\n"
         "f = filtex.compile_sql('(a = 1 OR a = 2) AND NOT (b = 3 OR b = 4 OR b = 5)')\n"
@@ -274,7 +279,7 @@ def test_the_disk_cache_is_shared_by_processes(tmp_path):
     env = dict(os.environ, FILTEX_KERNEL_CACHE=str(tmp_path))
     procs = [subprocess.Popen([sys.executable, "-c", script], env=env) for _ in range(2)]
     assert [p.wait(timeout=300) for p in procs] == [0, 0]
-    assert len(list(tmp_path.glob("filtex_kernel_*.py"))) == 2
+    assert len(list(tmp_path.glob("filtex_kernel_*.py"))) == 1
     assert list((tmp_path / "__pycache__").glob("filtex_kernel_*.nbc"))
 
 
@@ -411,18 +416,19 @@ def test_kernel_modules_in_sys_modules_are_bounded(monkeypatch):
     assert len([m for m in sys.modules if m.startswith("filtex_kernel_")]) <= 2
 
 
+@pytest.mark.parametrize("engine", ["fused", "passes"])
 @pytest.mark.parametrize("threads", [2, 3])
-def test_threads_split_a_batch_and_agree(monkeypatch, threads):
-    from filtex.arrow import engine
-    monkeypatch.setattr(engine, "PARALLEL_ROWS", 64)
+def test_threads_split_a_batch_and_agree(monkeypatch, threads, engine):
+    from filtex.arrow import parallel
+    monkeypatch.setattr(parallel, "PARALLEL_ROWS", 64)
     source = [filtex.Message(application_properties={
         "a": [1, 2.5, "x", None][i % 4], "b": i % 7, "s": f"v{i % 11}"}) for i in range(1000)]
     table = fa.message_table(source)
     for text in ["a > 1 AND (s LIKE 'v1%' OR b = 3)", "NOT (b * 2 > 5)", "a IS NULL OR b IN (1, 2)"]:
         flt = filtex.compile_sql(text)
-        result = fa.evaluate(flt, table, threads=threads)
+        result = fa.evaluate(flt, table, threads=threads, engine=engine)
         assert result.verdicts.to_pylist() == [flt.evaluate(m) for m in source], text
-        assert result.fallback_rows == fa.evaluate(flt, table).fallback_rows
+        assert result.fallback_rows == fa.evaluate(flt, table, engine=engine).fallback_rows
 
 
 def test_zero_keeps_its_own_answer_beside_negative_zero_in_a_value_table():

@@ -44,7 +44,8 @@ from . import arith
 from . import atomcode
 from ..codegen.jit import cache_directory, compiled_code_directory, set_cache_directory
 
-__all__ = ["atom_pass", "arith_pass", "cache_directory", "compiled", "set_cache_directory"]
+__all__ = ["atom_pass", "arith_pass", "cache_directory", "compiled", "fused",
+           "set_cache_directory"]
 
 MAX_CACHED_FILES = 512
 
@@ -174,6 +175,13 @@ module's kernel, asked for again, is imported again (from numba's disk cache).""
 def compiled(shape: tuple) -> Callable:
     """The compiled kernel of ``shape``: from memory, the disk cache, or numba."""
     return _cached(shape, lambda: source(shape), "kernel")
+
+
+def fused(shape: tuple, signatures: tuple) -> Callable:
+    """The fused kernel of a filter signature (``fused_source.py``)."""
+    from . import fused_source
+    return _cached(("fused", shape, signatures),
+                   lambda: fused_source.source(shape, signatures), "kernel")
 
 
 def atom_pass() -> Callable:

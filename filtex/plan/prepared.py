@@ -48,6 +48,10 @@ class PreparedPlan:
             ok[sorted(tags)] = 1
             self.operand_tags[index] = ok
         self.tag_plans: dict[tuple[Any, ...], TagPlan] = {}
+        self.learned: dict[tuple[Any, ...], dict[Any, int]] = {}
+        """Per (atom, tag, receiving connection): the outcomes of the values
+        answered one by one (``DATA`` tags) that batches have met so far, at
+        most ``atoms.MAX_DISTINCT`` each, so later batches look them up."""
         self.lock = threading.Lock()
 
     def tag_plan(self, index: int, tags: frozenset[int], rc: Any) -> TagPlan:

@@ -1,0 +1,420 @@
+"""The fused batch engine: one kernel pass per batch, whatever the filter.
+
+Lowered from the predicate plan (``plan/``), like the pass-per-atom engine
+(``engine._kernel_batch``), which stays as the reference it is checked against.
+Per batch:
+
+1. every field the atoms read becomes a *view* of its Arrow buffers, without a
+   copy: a tag per row (a VALUE struct) or a validity bitmap and one tag (a
+   typed header or properties field, read in its own width), its children,
+   validity bitmaps as 64-bit words;
+2. every atom's tag plan (``plan/atoms.TagPlan``) becomes an entry table
+   (per tag: its constant outcome, the class of its answer, the child whose
+   validity the row needs), a string table over the batch's dictionary, its
+   intervals, boolean table, float specials and the value tables learned so far;
+3. the fused kernel of the filter's signature (``fused_source.py``) computes
+   every row's verdict in one pass and marks the rows it cannot answer;
+4. rows of a tag answered per value (``DATA``) whose value is not learned yet
+   are the only ones whose values are read apart: their distinct values are
+   run once by the per-message engine (``oracle.value_outcomes``), kept in the
+   plan for later batches, and the kernel runs again if any was new;
+5. the rows still marked (residual entries, malformed rows, tags the plan
+   leaves to the per-message engine) are evaluated by the per-message engine
+   over row views, as in the pass-per-atom engine: the same rows, the same
+   count in ``fallback_rows``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+import pyarrow as pa
+
+from ..plan import atoms as atom_rules
+from ..plan import oracle
+from ..plan.atoms import (BACK, BOOLS, CONST, DATA, DOUBLES, INTS, STRING_TAGS, STRING_VARIANT,
+                          UINTS)
+from ..plan.prepared import PreparedPlan
+from ..table.schema import (CHILD_OF_TAG, DOUBLE, FLOAT, HEADER_TYPES, PROPERTIES_TYPES,
+                            SCALAR_TAGS, TIMESTAMP)
+from . import fused_source as fs
+from . import kernel as kernels
+from .columns import (FieldArrays, _bits, _column, _member, _strings, _Unreadable, _values,
+                      back_rows, field_arrays, possible_tags)
+from .passes import ArithPass
+from .parallel import bit_of, in_parallel, readonly, rows_of_words, set_bits
+from .row_path import row_by_row
+from .strings import string_table
+
+_TYPED = {**HEADER_TYPES, **PROPERTIES_TYPES}
+_X_OR_E = {"x", "e"}
+_CHILD_ID = {"i": fs.CHILD_I, "u": fs.CHILD_U, "f": fs.CHILD_F, "b": fs.CHILD_B, "s": fs.CHILD_S}
+_CLASS_OF_MODE = {INTS: fs.INTS, UINTS: fs.UINTS, DOUBLES: fs.DOUBLES, BOOLS: fs.BOOLS}
+_VALUES_CLASS = {"i": fs.VALUES_I, "u": fs.VALUES_U, "f": fs.VALUES_F}
+_DTYPES = {"i": np.int64, "u": np.uint64, "f": np.float64}
+_VALUE_CHILD = {tag: child for tag, child in CHILD_OF_TAG.items() if child in _DTYPES}
+"""The child of each tag answerable per value (``DATA``)."""
+_NOT_HERE = BACK | (fs.NOT_HERE << 4)
+_FLOAT_SPECIALS = [(tag, j) for tag in (FLOAT, DOUBLE) for j in range(4)]
+
+
+def words(bitmap: np.ndarray, n: int) -> np.ndarray:
+    """A byte bitmap (bit r = row r) as int64 words, zero-padded to whole words."""
+    count = max((n + 63) >> 6, 1)
+    if len(bitmap) >= 8 * count and bitmap.ctypes.data % 8 == 0:
+        return readonly(bitmap[:8 * count].view(np.int64))
+    out = np.zeros(8 * count, np.uint8)
+    size = min(len(bitmap), 8 * count)
+    out[:size] = bitmap[:size]
+    return readonly(out.view(np.int64))
+
+
+class View(NamedTuple):
+    """What the kernel reads of one field: ``tags`` (uint8 per row), or for a
+    typed field ``valid`` (words) and its one ``tag``; ``children``: name ->
+    (values, validity words), for ``b`` (value words, validity words)."""
+    tags: np.ndarray | None
+    valid: np.ndarray | None
+    tag: int
+    children: dict[str, tuple[np.ndarray, np.ndarray]]
+    dictionary: pa.Array | None
+
+
+def _typed_view(member: pa.Array, tag: int, layout: pa.DataType) -> View:
+    """A typed header or properties field, zero-copy: raises ``_Unreadable``
+    for a column of another type (then it is read as ``columns.py`` reads it)."""
+    n = len(member)
+    valid = words(_bits(None if member.null_count == 0 else member.buffers()[0],
+                        member.offset, n), n)
+    typ = member.type
+    if tag in (16, 20, 21):
+        c, cv, dictionary = _strings(member)
+        return View(None, valid, tag, {"s": (readonly(c), words(cv, n))}, dictionary)
+    if tag == 2:
+        if not pa.types.is_boolean(typ):
+            raise _Unreadable
+        return View(None, valid, tag, {"b": (words(_bits(member.buffers()[1], member.offset, n),
+                                                   n), valid)}, None)
+    if tag == TIMESTAMP:
+        if not pa.types.is_timestamp(typ) or typ.unit != "ms":
+            raise _Unreadable
+        return View(None, valid, tag, {"i": (readonly(_values(member, np.int64)), valid)}, None)
+    if typ != layout or not pa.types.is_integer(typ):
+        raise _Unreadable
+    return View(None, valid, tag, {"i": (readonly(_values(member, typ.to_pandas_dtype())),
+                                         valid)}, None)
+
+
+def _view_of(arrays: FieldArrays, n: int) -> View:
+    children: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for name, values, valid in (("i", arrays.i, arrays.iv), ("u", arrays.u, arrays.uv),
+                                ("f", arrays.f, arrays.fv), ("s", arrays.c, arrays.cv)):
+        if len(values) == n:
+            children[name] = (readonly(values), words(valid, n))
+    if len(arrays.b):
+        children["b"] = (words(arrays.b, n), words(arrays.bv, n))
+    return View(readonly(arrays.tags), None, 0, children, arrays.dictionary)
+
+
+FieldRef = tuple[str, Any]
+
+
+def view(batch: pa.RecordBatch, field: FieldRef, deep: set[str] | None) -> View:
+    """The kernel's view of ``field`` in ``batch`` (its columns sound: ``guard``)."""
+    n = batch.num_rows
+    section, key = field
+    if section in ("header", "properties") and key in _TYPED and not deep:
+        struct = _column(batch, section)
+        member = None if struct is None else _member(struct, key)
+        if member is not None:
+            try:
+                return _typed_view(member, SCALAR_TAGS[_TYPED[key][0]], _TYPED[key][1])
+            except _Unreadable:
+                pass   # read below: every row to the per-message engine
+    return _view_of(field_arrays(batch, field, deep), n)
+
+
+class Lowered(NamedTuple):
+    """One atom's kernel signature and arguments for a batch."""
+    signature: fs.AtomSignature
+    args: list[Any]
+    data_tags: list[int]
+
+
+def _spans(array: np.ndarray) -> tuple[int, np.ndarray]:
+    count = len(array)
+    kept = array if count else np.zeros((1, 2), array.dtype)
+    return (count if count <= fs.MAX_UNROLLED else -1), readonly(np.ascontiguousarray(kept))
+
+
+def _string_rows(compiled: Any, rules: Any, tags: list[int], dictionary: pa.Array | None,
+                 rc: Any) -> np.ndarray:
+    """The atom's outcome per (string variant, dictionary entry), a last column
+    of BACK for codes outside the dictionary; a string tag with one declared
+    answer has it for every sound entry (a null entry is malformed: BACK)."""
+    size = 0 if dictionary is None else len(dictionary)
+    # int32 lets the kernel's loop gather entries in vector lanes; a large
+    # dictionary's table in bytes stays in cache
+    table = np.full((3, size + 1), BACK, np.int32 if size <= LARGE_DICTIONARY else np.int8)
+    if not size:
+        return table
+    if rules.string_tags:
+        table[:, :size] = string_table(compiled, rules, dictionary, rc)[:, :size]
+    const = [t for t in tags if rules.modes[t] == CONST]
+    if const and dictionary is not None:
+        sound = np.asarray(dictionary.is_valid().to_numpy(zero_copy_only=False))
+        for tag in const:
+            table[STRING_VARIANT[tag], :size] = np.where(sound, rules.consts[tag], BACK)
+    return table
+
+
+def lower(ready: PreparedPlan, index: int, field_view: View, tags: frozenset[int],
+          rc: Any) -> Lowered:
+    """Atom ``index``'s entry table, signature and arguments over ``field_view``."""
+    compiled = ready.atoms[index]
+    rules = ready.tag_plan(index, tags, rc)
+    entry = np.full(256, _NOT_HERE, np.int32)
+    children, data_tags, strings = set(), [], []
+    has = field_view.children
+    kinds: set[int] = set()
+    for tag in sorted(t for t in tags if t < 26):
+        mode = int(rules.modes[tag])
+        child = CHILD_OF_TAG[tag]
+        child_id = 0 if child is None or child in _X_OR_E else _CHILD_ID[child]
+        if child_id and child not in has:
+            continue   # (not possible: the tag's child is in the column's type)
+        if tag in STRING_TAGS and mode in (CONST, atom_rules.STRINGS):
+            cls = fs.STRINGS
+            strings.append(tag)
+            entry[tag] = BACK | (cls << 4) | (child_id << 8) | (STRING_VARIANT[tag] << 12)
+        elif mode == CONST:
+            cls = fs.CONSTANT
+            entry[tag] = int(rules.consts[tag]) | (cls << 4) | (child_id << 8)
+        elif mode in _CLASS_OF_MODE:
+            cls = _CLASS_OF_MODE[mode]
+            entry[tag] = BACK | (cls << 4) | (child_id << 8)
+        elif mode == DATA and child in _VALUES_CLASS:
+            cls = _VALUES_CLASS[child]
+            data_tags.append(tag)
+            entry[tag] = BACK | (cls << 4) | (child_id << 8)
+        else:
+            continue
+        kinds.add(cls)
+        if child_id:
+            children.add(child)
+    order = tuple(c for c in "iufbs" if c in children)
+    if field_view.tags is not None:
+        args: list[Any] = [field_view.tags, readonly(entry)]
+        source = "t"
+    else:
+        args = [field_view.valid, readonly(entry)]
+        source = "v"
+    for child in order:
+        args += list(has[child])
+    ints = uints = doubles = None
+    if fs.STRINGS in kinds:
+        table = _string_rows(compiled, rules, strings, field_view.dictionary, rc)
+        args.append(readonly(table.reshape(-1)))
+        args.append(table.shape[1])
+    if fs.BOOLS in kinds:
+        args.append(readonly(rules.bools.astype(np.int64)))
+    if fs.INTS in kinds:
+        ints, spans = _spans(rules.ints)
+        args.append(spans)
+    if fs.UINTS in kinds:
+        uints, spans = _spans(rules.uints)
+        args.append(spans)
+    if fs.DOUBLES in kinds:
+        doubles, spans = _spans(rules.doubles)
+        args.append(spans)
+    specials, which = _specials(rules, entry)
+    if which:
+        args.append(readonly(specials))
+    values = tuple(c for c in "iuf" if any(CHILD_OF_TAG[t] == c for t in data_tags))
+    for child in values:
+        args += _value_table(ready, index, [t for t in data_tags if CHILD_OF_TAG[t] == child],
+                             child, rc)
+    if source == "v":
+        args.append(field_view.tag)
+    signature = fs.AtomSignature(source, order, fs.STRINGS in kinds, fs.BOOLS in kinds,
+                                 ints, uints, doubles, which, values)
+    return Lowered(signature, args, data_tags)
+
+
+LARGE_DICTIONARY = 1 << 14
+"""Past this many entries a string table is held in bytes (cache), not in int32s."""
+
+_SPECIAL_VALUES = (math.nan, -0.0, math.inf, -math.inf)
+
+
+def _specials(rules: Any, entry: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
+    """The atom's outcome for NaN, -0.0 and the infinities of a float and a
+    double (pseudo tags), and which of the four the kernel must look for: those
+    where the kernel's own answer (the tag's constant, or the intervals, where
+    NaN is in none) is not the atom's."""
+    table = np.full(8, BACK, np.int64)
+    for k, (tag, j) in enumerate(_FLOAT_SPECIALS):
+        pseudo = atom_rules.PSEUDO_BASE + 4 * (tag - FLOAT) + j
+        if rules.modes[pseudo] == CONST:
+            table[k] = rules.consts[pseudo]
+    needed: set[int] = set()
+    for k, (tag, j) in enumerate(_FLOAT_SPECIALS):
+        cls = (int(entry[tag]) >> 4) & 15
+        if cls == fs.NOT_HERE:
+            continue
+        if cls == fs.CONSTANT:
+            normal = int(entry[tag]) & 15
+        elif cls == fs.DOUBLES:
+            value = _SPECIAL_VALUES[j]
+            inside = any(lo <= value <= hi for lo, hi in rules.doubles.tolist())
+            normal = atom_rules.TRUE if inside else atom_rules.FALSE
+        else:
+            normal = -1   # answered per value: a special is never in the value table
+        if int(table[k]) != normal:
+            needed.add(j)
+    return table, tuple(sorted(needed))
+
+
+def _value_table(ready: PreparedPlan, index: int, tags: list[int], child: str,
+                 rc: Any) -> list[np.ndarray]:
+    """The values learned for the atom's tags of one child, sorted by (tag, value)."""
+    keys_t: list[int] = []
+    keys_v: list[Any] = []
+    outs: list[int] = []
+    for tag in sorted(tags):
+        learned = ready.learned.get((index, tag, rc), {})
+        for value in sorted(learned):
+            keys_t.append(tag)
+            keys_v.append(value)
+            outs.append(learned[value])
+    return [readonly(np.array(keys_t, np.int64)), readonly(np.array(keys_v, _DTYPES[child])),
+            readonly(np.array(outs, np.int64))]
+
+
+def _learn(ready: PreparedPlan, index: int, lowered: Lowered, field_view: View,
+           rows: np.ndarray, rc: Any) -> bool:
+    """Learn the outcomes of the distinct values the marked ``rows`` hold under
+    the atom's per-value tags; whether any was new."""
+    if field_view.tags is not None:
+        tags_at = field_view.tags[rows]
+    else:
+        tags_at = np.where(bit_of(field_view.valid, rows), field_view.tag, 0)
+    new_any = False
+    compiled = ready.atoms[index]
+    for tag in lowered.data_tags:
+        child = _VALUE_CHILD[tag]
+        values, valid = field_view.children[child]
+        at = rows[tags_at == tag]
+        at = at[bit_of(valid, at)]
+        if not len(at):
+            continue
+        present = values[at]
+        if child == "f":   # the specials have their own entries (pseudo tags)
+            present = present[np.isfinite(present) & ~((present == 0) & np.signbit(present))]
+        key = (index, tag, rc)
+        with ready.lock:
+            learned = ready.learned.setdefault(key, {})
+        new = [v for v in np.unique(present).tolist() if v not in learned]
+        if not new or len(learned) + len(new) > atom_rules.MAX_DISTINCT:
+            continue
+        outcomes = oracle.value_outcomes(compiled, tag, np.array(new, _DTYPES[child]), rc)
+        with ready.lock:
+            learned.update(zip(new, outcomes.tolist()))
+        new_any = True
+    return new_any
+
+
+def _deep(ready: PreparedPlan, schema: pa.Schema, rc: Any) -> dict[FieldRef, set[str]]:
+    """Per field: its ``x``/``e`` children some atom answers by tag alone (their
+    bytes are checked, as ``columns.field_arrays`` does)."""
+    deep: dict[FieldRef, set[str]] = {}
+    for index, compiled in enumerate(ready.atoms):
+        if compiled.atom.arith is not None:
+            continue
+        tags = frozenset(possible_tags(schema, compiled.field))
+        rules = ready.tag_plan(index, tags, rc)
+        for tag in tags:
+            child = CHILD_OF_TAG.get(tag)
+            if child is not None and child in _X_OR_E and \
+                    rules.modes[tag] != atom_rules.FALLBACK:
+                deep.setdefault(compiled.field, set()).add(child)
+    return deep
+
+
+def _arith_outcomes(arith: ArithPass, n: int, threads: int) -> np.ndarray:
+    """An arithmetic atom's outcome column, by its own pass (``arrow/arith.py``)."""
+    out = np.empty(n, np.int8)
+
+    def rows(lo: int, hi: int) -> int:
+        arith.run(out[lo:hi], lo, hi)
+        return 0
+    in_parallel(rows, n, threads)
+    return out
+
+
+def evaluate_batch(flt: Any, ready: PreparedPlan, batch: pa.RecordBatch, rc: Any,
+                   threads: int = 1) -> tuple[pa.BooleanArray, int]:
+    """(verdicts, rows the per-message engine evaluated) for one narrowed batch."""
+    n = batch.num_rows
+    if not n:
+        return pa.array([], pa.bool_()), 0
+    schema = batch.schema
+    deep = _deep(ready, schema, rc)
+    views: dict[FieldRef, View] = {}
+    arith_columns: dict[FieldRef, FieldArrays] = {}
+    lowered: list[Lowered] = []
+    for index, compiled in enumerate(ready.atoms):
+        form = compiled.atom.arith
+        if form is not None:   # its pass writes an outcome column the kernel reads
+            for f in form.fields:
+                if f not in arith_columns:
+                    arith_columns[f] = field_arrays(batch, f, None)
+            arith = ArithPass(form, ready.operand_tags[index],
+                              [arith_columns[f] for f in form.fields])
+            lowered.append(Lowered(fs.AtomSignature("o"),
+                                   [readonly(_arith_outcomes(arith, n, threads))], []))
+            continue
+        field = compiled.field
+        if field not in views:
+            views[field] = view(batch, field, deep.get(field))
+        lowered.append(lower(ready, index, views[field],
+                             frozenset(possible_tags(schema, field)), rc))
+    assert ready.plan.shape is not None
+    kernel = kernels.fused(ready.plan.shape, tuple(low.signature for low in lowered))
+    count = (n + 63) >> 6
+    residual = np.zeros(8 * count, np.uint8)
+    residual[:(n + 7) >> 3] = np.packbits(back_rows(batch, ready.plan.fields), bitorder="little")
+    residual_words = readonly(residual.view(np.int64))
+    out_v, out_k, out_b = (np.zeros(count, np.int64) for _ in range(3))
+
+    def run(args: list[Any]) -> None:
+        def words_of(lo: int, hi: int) -> int:
+            return int(kernel(lo >> 6, (hi + 63) >> 6, n, residual_words, out_v, out_k, out_b,
+                              *args))
+        in_parallel(words_of, n, threads)
+
+    run([a for low in lowered for a in low.args])
+    if any(low.data_tags for low in lowered) and out_b.any():
+        rows = rows_of_words(out_b)
+        new = False
+        for index, low in enumerate(lowered):
+            if low.data_tags:
+                field_view = views[ready.atoms[index].field]
+                new |= _learn(ready, index, low, field_view, rows, rc)
+        if new:   # the value tables grew: once more, with them
+            lowered = [low if not low.data_tags else
+                       lower(ready, index, views[ready.atoms[index].field],
+                             frozenset(possible_tags(schema, ready.atoms[index].field)), rc)
+                       for index, low in enumerate(lowered)]
+            run([a for low in lowered for a in low.args])
+    rows = rows_of_words(out_b)
+    rows = rows[rows < n]
+    if len(rows):
+        verdicts = row_by_row(flt, batch, rows, rc)
+        set_bits(out_k, rows[np.array([v is not None for v in verdicts], bool)])
+        set_bits(out_v, rows[np.array([v is True for v in verdicts], bool)])
+    array = pa.BooleanArray.from_buffers(pa.bool_(), n, [pa.py_buffer(out_k),
+                                                         pa.py_buffer(out_v)])
+    return array, len(rows)
+
