@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from .arrow.engine import BatchOptions
+    from .table.sources import ArrowData
     from .forms import MessageForm
     from .row.explain import Explainer, Explanation
     from .tree.ast import Node
@@ -109,17 +110,19 @@ class Filter:
             self._explainer = Explainer(self)
         return self._explainer.explain(message, receiving_connection)
 
-    def evaluate_batch(self, data: pa.Table | pa.RecordBatch, receiving_connection: object = None,
+    def evaluate_batch(self, data: ArrowData, receiving_connection: object = None,
                        **options: Unpack[BatchOptions]) -> pa.BooleanArray:
         """The verdict for every row of a message table (``filtex.arrow``), or of a
-        flat table whose columns are properties (``mapping=``, ``nulls=``): a
+        flat table whose columns are properties (``mapping=``, ``nulls=``), as a
+        pyarrow Table or RecordBatch or any Arrow C stream (pandas, Polars,
+        DuckDB, a ``RecordBatchReader``): a
         ``pyarrow.BooleanArray``, null where unknown. Compiled numba kernels where
         the filter has a kernel form, the per-message engine for the rest
         (``filtex.arrow.evaluate`` also says how many rows took it)."""
         from .arrow.engine import evaluate_batch
         return evaluate_batch(self, data, receiving_connection, **options)
 
-    def filter_table(self, table: pa.Table | pa.RecordBatch, receiving_connection: object = None,
+    def filter_table(self, table: ArrowData, receiving_connection: object = None,
                      **options: Unpack[BatchOptions]) -> pa.Table:
         """The rows of a message table (or flat table) the filter matches (true)."""
         from .arrow.engine import filter_table

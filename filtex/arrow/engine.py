@@ -19,7 +19,7 @@ is unknown. Values are checked where they are read (``columns.py``,
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping, NamedTuple, TypedDict, Unpack
+from typing import Any, Iterator, Literal, Mapping, NamedTuple, TypedDict, Unpack
 
 import numpy as np
 import pyarrow as pa
@@ -27,6 +27,7 @@ import pyarrow as pa
 from ..plan.prepared import prepared
 from ..table import guard
 from ..table.schema import METADATA_KEY, check_version
+from ..table.sources import ArrowData, as_table, record_batches
 from ..tree.compiled import CompiledFilter
 from . import fused, passes
 from .row_path import row_by_row
@@ -55,19 +56,17 @@ class BatchResult(NamedTuple):
         return self.reason is None
 
 
-def _batches(data: pa.Table | pa.RecordBatch, mapping: Any, nulls: str) -> list[pa.RecordBatch]:
-    """The message table batches of ``data``; a flat table (no message table
-    metadata, or a ``mapping`` given) is laid out as one first (``flat.py``)."""
-    if not isinstance(data, (pa.Table, pa.RecordBatch)):
-        raise TypeError(f"a message table is a pyarrow Table or RecordBatch, "
-                        f"not {type(data).__name__}")
-    meta = data.schema.metadata or {}
+def _batches(data: ArrowData, mapping: Any, nulls: str) -> Iterator[pa.RecordBatch]:
+    """The message table batches of ``data`` (read lazily from an Arrow stream);
+    a flat table (no message table metadata, or a ``mapping`` given) is laid
+    out as one first (``flat.py``)."""
+    schema, batches = record_batches(data)
+    meta = schema.metadata or {}
     if mapping is not None or METADATA_KEY not in meta:
         from ..table.flat import message_batch_of
-        batches = data.to_batches() if isinstance(data, pa.Table) else [data]
-        return [message_batch_of(b, mapping, nulls=nulls) for b in batches]
-    check_version(data.schema)
-    return data.to_batches() if isinstance(data, pa.Table) else [data]
+        return (message_batch_of(b, mapping, nulls=nulls) for b in batches)
+    check_version(schema)
+    return batches
 
 
 ENGINES = {"fused": fused.evaluate_batch, "passes": passes.evaluate_batch}
@@ -75,13 +74,15 @@ ENGINES = {"fused": fused.evaluate_batch, "passes": passes.evaluate_batch}
 the pass-per-atom engine it is checked against."""
 
 
-def evaluate(flt: CompiledFilter, data: pa.Table | pa.RecordBatch,
+def evaluate(flt: CompiledFilter, data: ArrowData,
              receiving_connection: object = None,
              *, mapping: Mapping[str, str | tuple[str, str]] | None = None,
              nulls: Literal["absent", "null"] = "absent", threads: int = 1,
              engine: Literal["fused", "passes"] = "fused") -> BatchResult:
     """The filter's verdict for every row of a message table, or of a flat table
-    whose columns are fields (``mapping``, ``nulls``: see ``flat.py``). ``threads``
+    whose columns are fields (``mapping``, ``nulls``: see ``flat.py``), given as
+    a pyarrow Table or RecordBatch or any Arrow C stream (``table/sources.py``:
+    pandas, Polars, DuckDB, a ``RecordBatchReader``; read batch by batch). ``threads``
     splits large batches among that many threads (the kernels release the GIL;
     1 by default, as in a Spark task or a broker already using its cores).
     ``engine`` chooses the kernel engine (``ENGINES``); both give the same
@@ -175,20 +176,22 @@ def _members(array: pa.Array, name: str, wanted: set) -> tuple[pa.Array | None, 
     return narrowed, None
 
 
-def evaluate_batch(flt: CompiledFilter, data: pa.Table | pa.RecordBatch,
+def evaluate_batch(flt: CompiledFilter, data: ArrowData,
                    receiving_connection: object = None,
                    **options: Unpack[BatchOptions]) -> pa.BooleanArray:
     """True, false or null (unknown) per row."""
     return evaluate(flt, data, receiving_connection, **options).verdicts
 
 
-def filter_table(flt: CompiledFilter, table: pa.Table | pa.RecordBatch,
+def filter_table(flt: CompiledFilter, table: ArrowData,
                  receiving_connection: object = None,
                  **options: Unpack[BatchOptions]) -> pa.Table:
     """The rows the filter matches (true; false and unknown are dropped), as they
     are in ``table`` (a flat table stays flat). A matching row that cannot be
     copied (a column the filter does not read whose offsets lie there) is a
-    ``ValueError`` naming it, never a read out of bounds."""
+    ``ValueError`` naming it, never a read out of bounds. An Arrow stream is
+    read whole (the rows kept are a table)."""
+    table = as_table(table)
     verdicts = evaluate(flt, table, receiving_connection, **options).verdicts
     rows = np.flatnonzero(verdicts.fill_null(False).to_numpy(zero_copy_only=False))
     why = guard.uncopyable(table, rows)

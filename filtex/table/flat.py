@@ -31,8 +31,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import guard
+from .sources import ArrowData, record_batches
 from .build import encode_exact
-from .schema import (BINARY, BOOLEAN, BYTE, DOUBLE, FLOAT, HEADER_TYPES, INT, LONG,
+from .schema import (BINARY, BOOLEAN, BYTE, DECIMAL128, DOUBLE, FLOAT, HEADER_TYPES, INT, LONG,
                      METADATA, PROPERTIES_TYPES, SECTION_COLUMNS, SHORT, STRING, STRINGS,
                      TIMESTAMP, TIMESTAMP_MS, UBYTE, UINT, ULONG, USHORT, VALUE_FIELDS,
                      header_type, properties_type, rest_column, value_type, REST_TYPE)
@@ -48,8 +49,18 @@ TYPE_TAGS: dict[Any, tuple[int, str, pa.DataType]] = {
     pa.binary(): (BINARY, "x", pa.binary()), pa.large_binary(): (BINARY, "x", pa.binary()),
 }
 """Arrow type -> (AMQP type tag, VALUE child, child type). A timestamp of any
-unit is an AMQP timestamp in milliseconds (finer units must be whole ms); a
-dictionary of strings is a string."""
+unit is an AMQP timestamp in milliseconds (finer units must be whole ms), and
+so is a date (its midnight, UTC); a decimal is an AMQP decimal128 with the
+same digits and exponent (34 digits at most: a wider value is refused); a
+dictionary of strings, a large string and a string view are strings."""
+
+DECIMAL_DIGITS = 34
+"""The significant digits of an AMQP decimal128 (IEEE 754 decimal128)."""
+_DAY_MS = 86_400_000
+
+
+def _is_decimal(typ: pa.DataType) -> bool:
+    return bool(pa.types.is_decimal(typ))
 
 
 def _tag_of(typ: pa.DataType, column: str) -> tuple[int, str, pa.DataType]:
@@ -57,14 +68,78 @@ def _tag_of(typ: pa.DataType, column: str) -> tuple[int, str, pa.DataType]:
         return STRING, "s", STRINGS
     if getattr(pa.types, "is_binary_view", lambda t: False)(typ):
         return BINARY, "x", pa.binary()
-    if pa.types.is_timestamp(typ):
+    if pa.types.is_timestamp(typ) or pa.types.is_date(typ):
         return TIMESTAMP, "i", pa.int64()
+    if _is_decimal(typ):
+        return DECIMAL128, "x", pa.binary()
+    if pa.types.is_time(typ):
+        raise ValueError(f"column {column!r} is {typ}, a time of day: no AMQP type stands "
+                         "for it (an AMQP timestamp is an instant); cast it to a timestamp "
+                         "or to a number of the unit you mean")
     found = TYPE_TAGS.get(typ)
     if found is None:
         raise ValueError(f"column {column!r} is {typ}: no AMQP type stands for it "
                          f"(supported: {', '.join(sorted({str(t) for t in TYPE_TAGS}))}, "
-                         "timestamps and dictionary strings)")
+                         "timestamps, dates, decimals and dictionary strings)")
     return found
+
+
+def _as_milliseconds(array: pa.Array) -> pa.Array:
+    """A timestamp or date column as milliseconds since the epoch (timestamp[ms]),
+    exactly: a finer timestamp must be whole milliseconds (else ArrowInvalid)."""
+    typ = array.type
+    if pa.types.is_date32(typ):
+        days = array.cast(pa.int32()).cast(pa.int64())
+        return pc.multiply(days, pa.scalar(_DAY_MS, pa.int64())).cast(TIMESTAMP_MS)
+    if pa.types.is_date64(typ):
+        return array.cast(pa.int64()).cast(TIMESTAMP_MS)
+    return array.cast(pa.timestamp("ms", typ.tz), safe=True).cast(TIMESTAMP_MS)
+
+
+_TEN_34 = 10 ** DECIMAL_DIGITS
+
+
+def decimal128_bytes(array: pa.Array, column: str) -> pa.Array:
+    """A decimal column as AMQP decimal128 values (16 bytes of IEEE 754 BID,
+    big-endian: the same digits, the exponent minus the scale), vectorised;
+    a value of more than 34 digits is refused, naming the column and the row."""
+    typ = array.type
+    if not pa.types.is_decimal128(typ):
+        try:   # decimal32/64 widen exactly; decimal256 narrows or is refused below
+            array = array.cast(pa.decimal128(min(typ.precision, 38), typ.scale), safe=True)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise ValueError(f"column {column!r} is {typ}: a value has more digits than "
+                             f"AMQP's decimal128 holds ({DECIMAL_DIGITS}): {exc}") from None
+    n, scale = len(array), array.type.scale
+    if not -6111 <= -scale <= 6111 - DECIMAL_DIGITS:
+        raise ValueError(f"column {column!r} is {typ}: its scale is outside AMQP "
+                         "decimal128's exponents")
+    words = np.frombuffer(array.buffers()[1], np.uint64)[2 * array.offset: 2 * (array.offset + n)]
+    lo, hi = words[0::2].copy(), words[1::2].copy()
+    negative = (hi >> np.uint64(63)) == 1
+    # the magnitude: two's complement negated where negative (128-bit, in two words)
+    neg_lo = ~lo + np.uint64(1)
+    neg_hi = ~hi + (neg_lo == 0).astype(np.uint64)
+    lo = np.where(negative, neg_lo, lo)
+    hi = np.where(negative, neg_hi, hi)
+    limit_hi, limit_lo = np.uint64(_TEN_34 >> 64), np.uint64(_TEN_34 & ((1 << 64) - 1))
+    wide = (hi > limit_hi) | ((hi == limit_hi) & (lo >= limit_lo))
+    wide &= guard.valid_rows(array)
+    if wide.any():
+        row = int(np.flatnonzero(wide)[0])
+        raise ValueError(f"column {column!r} is {typ}: row {row} holds {array[row].as_py()}, "
+                         f"more digits than AMQP's decimal128 holds ({DECIMAL_DIGITS})")
+    biased = np.uint64(6176 - scale)
+    top = (negative.astype(np.uint64) << np.uint64(63)) | (biased << np.uint64(49)) | hi
+    out = np.empty((n, 2), np.uint64)
+    out[:, 0] = top.byteswap()
+    out[:, 1] = lo.byteswap()
+    offsets = np.arange(0, 16 * n + 1, 16, dtype=np.int32)
+    validity = array.buffers()[0] if array.null_count else None
+    if validity is not None and array.offset:
+        validity = pa.array(guard.valid_rows(array)).buffers()[1]
+    return pa.Array.from_buffers(pa.binary(), n, [validity, pa.py_buffer(offsets),
+                                                  pa.py_buffer(out.tobytes())])
 
 
 def _readable(array: pa.Array) -> tuple[pa.Array, np.ndarray | None]:
@@ -91,8 +166,10 @@ def _readable(array: pa.Array) -> tuple[pa.Array, np.ndarray | None]:
 
 def _child(array: pa.Array, typ: pa.DataType, child_type: pa.DataType, column: str) -> pa.Array:
     try:
-        if pa.types.is_timestamp(typ):
-            return array.cast(pa.timestamp("ms", typ.tz), safe=True).cast(pa.int64())
+        if pa.types.is_timestamp(typ) or pa.types.is_date(typ):
+            return _as_milliseconds(array).cast(pa.int64())
+        if _is_decimal(typ):
+            return decimal128_bytes(array, column)
         if child_type == STRINGS:
             return array   # a checked dictionary already (``_readable``)
         return array.cast(child_type, safe=True)
@@ -118,8 +195,9 @@ def _typed(array: pa.Array, section: str, key: str, column: str
     typ = (HEADER_TYPES if section == "header" else PROPERTIES_TYPES)[key][1]
     array, bad = _readable(array)
     try:
-        if typ == TIMESTAMP_MS and pa.types.is_timestamp(array.type):
-            return array.cast(pa.timestamp("ms", array.type.tz), safe=True).cast(typ), bad
+        if typ == TIMESTAMP_MS and (pa.types.is_timestamp(array.type)
+                                    or pa.types.is_date(array.type)):
+            return _as_milliseconds(array), bad
         return array.cast(typ, safe=True), bad
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise ValueError(f"column {column!r} cannot be {section} field {key!r} "
@@ -213,12 +291,14 @@ def _children(value: pa.StructArray) -> frozenset[str]:
     return frozenset(value.type.field(i).name for i in range(1, value.type.num_fields))
 
 
-def message_table_of(data: pa.Table | pa.RecordBatch, mapping: Mapping | None = None, *,
+def message_table_of(data: ArrowData, mapping: Mapping | None = None, *,
                      nulls: str = "absent") -> pa.Table:
-    """A flat table (or batch) laid out as a message table, batch by batch."""
-    batches = data.to_batches() if isinstance(data, pa.Table) else [data]
+    """A flat table (or batch, or Arrow C stream: ``sources.py``) laid out as a
+    message table, batch by batch."""
+    schema, found = record_batches(data)
+    batches = list(found)
     if not batches:
-        batches = [pa.RecordBatch.from_pylist([], schema=data.schema)]
+        batches = [pa.RecordBatch.from_pylist([], schema=schema)]
     return pa.Table.from_batches([message_batch_of(b, mapping, nulls=nulls) for b in batches])
 
 
