@@ -160,16 +160,18 @@ ENGINE_RUN = textwrap.dedent('''
         f = filtex.compile_sql(text)
         want = [f.evaluate(m) for m in ms]
         for start, rows in ((0, table), (5, table.slice(5)), (64, table.slice(64, 131))):
-            got = fa.evaluate_batch(f, rows).to_pylist()
-            assert got == want[start:start + rows.num_rows], (seed, text)
+            for engine in ("fused", "passes"):
+                got = fa.evaluate(f, rows, engine=engine).verdicts.to_pylist()
+                assert got == want[start:start + rows.num_rows], (seed, text, engine)
     print("ok")
 ''')
 
 
 def test_processes_sharing_a_cache_directory_agree_with_the_per_message_engine(tmp_path):
-    """The batch engine in four processes at once over one empty cache directory
-    (kernels, arithmetic passes and the per-value scans, compiled for int64,
-    uint64 and float64 values), then again from the filled cache."""
+    """The batch engines in four processes at once over one empty cache directory
+    (fused kernels, arithmetic passes, and the pass-per-atom engine's kernels and
+    per-value scans compiled for int64, uint64 and float64 values), then again
+    from the filled cache."""
     env = dict(os.environ, FILTEX_KERNEL_CACHE=str(tmp_path), PYTHONPATH=str(REPO))
     for wave in range(2):
         procs = [subprocess.Popen([sys.executable, "-c", ENGINE_RUN, str(seed)], env=env,

@@ -381,7 +381,10 @@ def evaluate_batch(flt: Any, ready: PreparedPlan, batch: pa.RecordBatch, rc: Any
         lowered.append(lower(ready, index, views[field],
                              frozenset(possible_tags(schema, field)), rc))
     assert ready.plan.shape is not None
-    kernel = kernels.fused(ready.plan.shape, tuple(low.signature for low in lowered))
+    signatures = tuple(low.signature for low in lowered)
+    shape = ready.plan.shape
+    kernel = kernels.cached(("fused", shape, signatures),
+                            lambda: fs.source(shape, signatures), "kernel")
     count = (n + 63) >> 6
     residual = np.zeros(8 * count, np.uint8)
     residual[:(n + 7) >> 3] = np.packbits(back_rows(batch, ready.plan.fields), bitorder="little")

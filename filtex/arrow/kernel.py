@@ -44,7 +44,7 @@ from . import arith
 from . import atomcode
 from ..codegen.jit import cache_directory, compiled_code_directory, set_cache_directory
 
-__all__ = ["atom_pass", "arith_pass", "cache_directory", "compiled", "fused",
+__all__ = ["atom_pass", "arith_pass", "cache_directory", "cached", "compiled",
            "set_cache_directory"]
 
 MAX_CACHED_FILES = 512
@@ -174,28 +174,22 @@ that meets ever new filter shapes does not keep every module. A dropped
 module's kernel, asked for again, is imported again (from numba's disk cache)."""
 def compiled(shape: tuple) -> Callable:
     """The compiled kernel of ``shape``: from memory, the disk cache, or numba."""
-    return _cached(shape, lambda: source(shape), "kernel")
-
-
-def fused(shape: tuple, signatures: tuple) -> Callable:
-    """The fused kernel of a filter signature (``fused_source.py``)."""
-    from . import fused_source
-    return _cached(("fused", shape, signatures),
-                   lambda: fused_source.source(shape, signatures), "kernel")
+    return cached(shape, lambda: source(shape), "kernel")
 
 
 def atom_pass() -> Callable:
     """The shared atom pass (compiled once for every filter)."""
-    return _cached("pass", pass_source, "atom_outcomes")
+    return cached("pass", pass_source, "atom_outcomes")
 
 
 def arith_pass(form: Any) -> Callable:
     """The compiled pass of an arithmetic atom (``arith.py``), per expression."""
-    return _cached(("arith", form.shape()), lambda: arith.source(form), "expr_pass")
+    return cached(("arith", form.shape()), lambda: arith.source(form), "expr_pass")
 
 
-def _cached(key: Any, text: Callable[[], str], function: str) -> Callable:
-    """``function`` of the module made from ``text()``, compiled once per ``key``."""
+def cached(key: Any, text: Callable[[], str], function: str) -> Callable:
+    """``function`` of the module made from ``text()``, compiled once per ``key``
+    (in memory, then the disk cache, then numba)."""
     found = _memory.get(key)
     if found is None:
         with _lock:
