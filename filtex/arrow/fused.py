@@ -25,6 +25,7 @@ Per batch:
 """
 from __future__ import annotations
 
+import hashlib
 import math
 from typing import Any, NamedTuple
 
@@ -36,6 +37,7 @@ from ..plan import oracle
 from ..plan.atoms import (BACK, BOOLS, CONST, DATA, DOUBLES, INTS, STRING_TAGS, STRING_VARIANT,
                           UINTS)
 from ..plan.prepared import PreparedPlan
+from ..table import guard
 from ..table.schema import (CHILD_OF_TAG, DOUBLE, FLOAT, HEADER_TYPES, PROPERTIES_TYPES,
                             SCALAR_TAGS, TIMESTAMP)
 from . import fused_source as fs
@@ -49,13 +51,12 @@ from .strings import string_table
 
 _TYPED = {**HEADER_TYPES, **PROPERTIES_TYPES}
 _X_OR_E = {"x", "e"}
-_CHILD_ID = {"i": fs.CHILD_I, "u": fs.CHILD_U, "f": fs.CHILD_F, "b": fs.CHILD_B, "s": fs.CHILD_S}
 _CLASS_OF_MODE = {INTS: fs.INTS, UINTS: fs.UINTS, DOUBLES: fs.DOUBLES, BOOLS: fs.BOOLS}
 _VALUES_CLASS = {"i": fs.VALUES_I, "u": fs.VALUES_U, "f": fs.VALUES_F}
+_VALUES_KINDS = set(_VALUES_CLASS.values())
 _DTYPES = {"i": np.int64, "u": np.uint64, "f": np.float64}
 _VALUE_CHILD = {tag: child for tag, child in CHILD_OF_TAG.items() if child in _DTYPES}
 """The child of each tag answerable per value (``DATA``)."""
-_NOT_HERE = BACK | (fs.NOT_HERE << 4)
 _FLOAT_SPECIALS = [(tag, j) for tag in (FLOAT, DOUBLE) for j in range(4)]
 
 
@@ -148,8 +149,41 @@ def _spans(array: np.ndarray) -> tuple[int, np.ndarray]:
     return (count if count <= fs.MAX_UNROLLED else -1), readonly(np.ascontiguousarray(kept))
 
 
-def _string_rows(compiled: Any, rules: Any, tags: list[int], dictionary: pa.Array | None,
-                 rc: Any) -> np.ndarray:
+def digest(array: pa.Array) -> bytes:
+    """A digest of a string array's content (entries and nulls), whatever its
+    offset in its buffers: equal content, equal digest."""
+    n = len(array)
+    validity = np.packbits(guard.valid_rows(array), bitorder="little")
+    _, offsets_buffer, data_buffer = array.buffers()
+    offsets = np.frombuffer(offsets_buffer, np.int32)[array.offset: array.offset + n + 1]
+    hasher = hashlib.blake2b(digest_size=20)
+    hasher.update(n.to_bytes(8, "little"))
+    hasher.update(validity.tobytes())
+    hasher.update((offsets - offsets[0]).astype("<i8").tobytes())
+    if data_buffer is not None and n:
+        hasher.update(memoryview(data_buffer)[int(offsets[0]):int(offsets[-1])])
+    return hasher.digest()
+
+
+def _string_rows(ready: PreparedPlan, index: int, rules: Any, tags: list[int],
+                 dictionary: pa.Array | None, rc: Any) -> np.ndarray:
+    """``_string_table``, kept per dictionary content (``PreparedPlan.tables``)."""
+    if dictionary is None or not len(dictionary):
+        return _string_table(ready.atoms[index], rules, tags, dictionary, rc)
+    try:
+        key = ("strings", index, tuple(tags), rc, digest(dictionary))
+        hash(key)
+    except TypeError:   # an unhashable receiving connection: not kept
+        return _string_table(ready.atoms[index], rules, tags, dictionary, rc)
+    found: np.ndarray | None = ready.tables.get(key)
+    if found is None:
+        found = _string_table(ready.atoms[index], rules, tags, dictionary, rc)
+        ready.tables.put(key, found)
+    return found
+
+
+def _string_table(compiled: Any, rules: Any, tags: list[int], dictionary: pa.Array | None,
+                  rc: Any) -> np.ndarray:
     """The atom's outcome per (string variant, dictionary entry), a last column
     of BACK for codes outside the dictionary; a string tag with one declared
     answer has it for every sound entry (a null entry is malformed: BACK)."""
@@ -169,56 +203,69 @@ def _string_rows(compiled: Any, rules: Any, tags: list[int], dictionary: pa.Arra
     return table
 
 
+def _how(tag: int, rules: Any) -> tuple[int, str | None, int] | None:
+    """How the atom answers ``tag``: (group kind, child, constant), or None
+    when the per-message engine does (FALLBACK)."""
+    mode = int(rules.modes[tag])
+    child = CHILD_OF_TAG[tag]
+    if tag in STRING_TAGS and mode in (CONST, atom_rules.STRINGS):
+        return fs.STRINGS, "s", 0
+    if mode == CONST:
+        return fs.CONSTANT, (child if child in _DTYPES or child == "b" else None), \
+            int(rules.consts[tag])
+    if mode in _CLASS_OF_MODE:
+        return _CLASS_OF_MODE[mode], child, 0
+    if mode == DATA and child in _DTYPES:
+        return _VALUES_CLASS[child], child, 0
+    return None
+
+
 def lower(ready: PreparedPlan, index: int, field_view: View, tags: frozenset[int],
           rc: Any) -> Lowered:
-    """Atom ``index``'s entry table, signature and arguments over ``field_view``."""
-    compiled = ready.atoms[index]
+    """Atom ``index``'s signature and arguments over ``field_view``: its tags
+    grouped by how they are answered, and each group's parameters."""
     rules = ready.tag_plan(index, tags, rc)
-    entry = np.full(256, _NOT_HERE, np.int32)
-    children, data_tags, strings = set(), [], []
     has = field_view.children
-    kinds: set[int] = set()
+    keyed: dict[tuple[int, str | None, int], list[int]] = {}
+    strings = []
     for tag in sorted(t for t in tags if t < 26):
-        mode = int(rules.modes[tag])
-        child = CHILD_OF_TAG[tag]
-        child_id = 0 if child is None or child in _X_OR_E else _CHILD_ID[child]
-        if child_id and child not in has:
-            continue   # (not possible: the tag's child is in the column's type)
-        if tag in STRING_TAGS and mode in (CONST, atom_rules.STRINGS):
-            cls = fs.STRINGS
-            strings.append(tag)
-            entry[tag] = BACK | (cls << 4) | (child_id << 8) | (STRING_VARIANT[tag] << 12)
-        elif mode == CONST:
-            cls = fs.CONSTANT
-            entry[tag] = int(rules.consts[tag]) | (cls << 4) | (child_id << 8)
-        elif mode in _CLASS_OF_MODE:
-            cls = _CLASS_OF_MODE[mode]
-            entry[tag] = BACK | (cls << 4) | (child_id << 8)
-        elif mode == DATA and child in _VALUES_CLASS:
-            cls = _VALUES_CLASS[child]
-            data_tags.append(tag)
-            entry[tag] = BACK | (cls << 4) | (child_id << 8)
-        else:
+        how = _how(tag, rules)
+        if how is None or (how[1] is not None and how[1] not in has):
             continue
-        kinds.add(cls)
-        if child_id:
-            children.add(child)
-    order = tuple(c for c in "iufbs" if c in children)
+        if how[0] == fs.STRINGS:
+            strings.append(tag)
+        else:
+            keyed.setdefault(how, []).append(tag)
+    tables: list[np.ndarray] = []   # string tags with equal rows share a group
+    if strings:
+        table = _string_rows(ready, index, rules, strings, field_view.dictionary, rc)
+        for tag in strings:
+            row = table[STRING_VARIANT[tag]]
+            same = next((k for k, kept in enumerate(tables) if np.array_equal(kept, row)), None)
+            if same is None:
+                same = len(tables)
+                tables.append(np.ascontiguousarray(row))
+            keyed.setdefault((fs.STRINGS, "s", same), []).append(tag)
+    order = sorted(keyed, key=lambda k: keyed[k])
+    groups = tuple(fs.Group(tuple(keyed[key]), key[0], key[1]) for key in order)
+    sig_children = fs.children(fs.AtomSignature("t", groups))
     if field_view.tags is not None:
-        args: list[Any] = [field_view.tags, readonly(entry)]
         source = "t"
+        args: list[Any] = [field_view.tags]
     else:
-        args = [field_view.valid, readonly(entry)]
-        source = "v"
-    for child in order:
+        source = f"v{field_view.tag}"
+        args = [field_view.valid]
+    args.append(readonly(np.array([key[2] if key[0] == fs.CONSTANT else 0 for key in order]
+                                  or [0], np.int64)))
+    for child in sig_children:
         args += list(has[child])
-    ints = uints = doubles = None
-    if fs.STRINGS in kinds:
-        table = _string_rows(compiled, rules, strings, field_view.dictionary, rc)
-        args.append(readonly(table.reshape(-1)))
-        args.append(table.shape[1])
+    kinds = {g.how for g in groups}
+    for key in order:
+        if key[0] == fs.STRINGS:
+            args += [readonly(tables[key[2]]), len(tables[key[2]])]
     if fs.BOOLS in kinds:
         args.append(readonly(rules.bools.astype(np.int64)))
+    ints = uints = doubles = None
     if fs.INTS in kinds:
         ints, spans = _spans(rules.ints)
         args.append(spans)
@@ -228,17 +275,16 @@ def lower(ready: PreparedPlan, index: int, field_view: View, tags: frozenset[int
     if fs.DOUBLES in kinds:
         doubles, spans = _spans(rules.doubles)
         args.append(spans)
-    specials, which = _specials(rules, entry)
+    specials, which = _specials(rules, groups, keyed)
     if which:
         args.append(readonly(specials))
-    values = tuple(c for c in "iuf" if any(CHILD_OF_TAG[t] == c for t in data_tags))
-    for child in values:
-        args += _value_table(ready, index, [t for t in data_tags if CHILD_OF_TAG[t] == child],
+    data_tags = [t for g in groups if g.how in _VALUES_KINDS for t in g.tags]
+    signature = fs.AtomSignature(source, groups, ints, uints, doubles, which,
+                                 any(g.child == "f" and g.how in (fs.DOUBLES, fs.VALUES_F)
+                                     for g in groups))
+    for child in fs.value_kinds(signature):
+        args += _value_table(ready, index, [t for t in data_tags if _VALUE_CHILD[t] == child],
                              child, rc)
-    if source == "v":
-        args.append(field_view.tag)
-    signature = fs.AtomSignature(source, order, fs.STRINGS in kinds, fs.BOOLS in kinds,
-                                 ints, uints, doubles, which, values)
     return Lowered(signature, args, data_tags)
 
 
@@ -248,24 +294,29 @@ LARGE_DICTIONARY = 1 << 14
 _SPECIAL_VALUES = (math.nan, -0.0, math.inf, -math.inf)
 
 
-def _specials(rules: Any, entry: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
+def _specials(rules: Any, groups: tuple[fs.Group, ...],
+              keyed: dict[tuple[int, str | None, int], list[int]]
+              ) -> tuple[np.ndarray, tuple[int, ...]]:
     """The atom's outcome for NaN, -0.0 and the infinities of a float and a
     double (pseudo tags), and which of the four the kernel must look for: those
-    where the kernel's own answer (the tag's constant, or the intervals, where
-    NaN is in none) is not the atom's."""
+    where the kernel's own answer (the group's constant, or the intervals,
+    where NaN is in none) is not the atom's."""
     table = np.full(8, BACK, np.int64)
     for k, (tag, j) in enumerate(_FLOAT_SPECIALS):
         pseudo = atom_rules.PSEUDO_BASE + 4 * (tag - FLOAT) + j
         if rules.modes[pseudo] == CONST:
             table[k] = rules.consts[pseudo]
+    constant = {t: const for (how, _, const), found in keyed.items()
+                if how == fs.CONSTANT for t in found}   # (strings: never float tags)
+    how_of = {t: g.how for g in groups for t in g.tags}
     needed: set[int] = set()
     for k, (tag, j) in enumerate(_FLOAT_SPECIALS):
-        cls = (int(entry[tag]) >> 4) & 15
-        if cls == fs.NOT_HERE:
+        how = how_of.get(tag)
+        if how is None:
             continue
-        if cls == fs.CONSTANT:
-            normal = int(entry[tag]) & 15
-        elif cls == fs.DOUBLES:
+        if how == fs.CONSTANT:
+            normal = constant[tag]
+        elif how == fs.DOUBLES:
             value = _SPECIAL_VALUES[j]
             inside = any(lo <= value <= hi for lo, hi in rules.doubles.tolist())
             normal = atom_rules.TRUE if inside else atom_rules.FALSE

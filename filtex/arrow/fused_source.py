@@ -1,23 +1,24 @@
 """The fused kernel's source: a filter's every atom and its skeleton in one loop.
 
 One numba function per *signature* (``fused.py``): the skeleton's shape and,
-per atom, where its tag comes from and which kinds of value it reads. The
-signature holds no constant and no tag of the filter: what an atom answers per
-tag is a 256-entry table argument (``entry``: the constant outcome, the class
-of the tag's answer and the child whose validity the row needs), and the
-string tables, intervals, boolean table, float specials and learned value
-tables are arguments too. So ``color = 'red'`` and ``subject LIKE 'EU-%'``
-share a kernel, and the conformance suite needs few of them.
+per atom, where its tag comes from and its *groups*: the tags the column can
+hold, partitioned by how the atom answers them (a constant, the string table,
+the boolean table, intervals over a child, learned values) and whose child's
+validity a row needs. Tag membership is compiled in as byte compares; the
+answers are not: constants, string tables, intervals, the float specials and
+learned value tables are arguments. So ``color = 'red'`` and
+``color LIKE 'b%'`` over one schema share a kernel, and a new constant never
+compiles one.
 
-Per row, every atom computes its outcome code (0 false, 1 true, 2 unknown, 4
-failure, 8 back to the per-message engine) without a branch: each kind of
-answer is computed and the tag's class selects one. Validity bitmaps are read
-as one 64-bit word per 64 rows. Value tables (answers learned per distinct
-value, rare tags) are the one branch, taken only by rows of such a tag. The
-skeleton combines the atoms' (value, known) bits with ``&``/``|`` as the
-shape kernels do (``kernel._Writer``); a failure anywhere makes the row
-unknown, a row an atom sends back is marked in ``out_b`` and left for the
-per-message engine.
+Per row, each atom computes its outcome code (0 false, 1 true, 2 unknown, 4
+failure, 8 back to the per-message engine) without a branch, and the row loop
+packs, per atom, a value bit and a known bit into 64-bit words. Everything
+else happens once per word of 64 rows: child validity (a row of a group whose
+child is null is malformed: back), the float specials where they are rare
+(rows of a float tag answered by a constant are visited one by one, by their
+bits), and the skeleton itself, combined with ``& | ^`` over whole words
+(``kernel._Writer``). A failure anywhere makes the row unknown; a row sent back
+is marked in ``out_b`` for the per-message engine.
 """
 from __future__ import annotations
 
@@ -26,73 +27,116 @@ from typing import Callable, NamedTuple
 from .._version import __version__
 from .kernel import _Writer
 
-# the class of a tag's answer (bits 4..7 of an entry)
-CONSTANT, STRINGS, BOOLS, INTS, UINTS, DOUBLES, VALUES_I, VALUES_U, VALUES_F, NOT_HERE = (
-    0, 1, 2, 3, 4, 5, 6, 7, 8, 15)
-# the child whose validity a tag's row needs (bits 8..10)
-NO_CHILD, CHILD_I, CHILD_U, CHILD_F, CHILD_B, CHILD_S = range(6)
-CHILD_NAMES = {CHILD_I: "i", CHILD_U: "u", CHILD_F: "f", CHILD_B: "b", CHILD_S: "s"}
+# how a group of tags is answered
+CONSTANT, STRINGS, BOOLS, INTS, UINTS, DOUBLES, VALUES_I, VALUES_U, VALUES_F = range(9)
 MAX_UNROLLED = 4
 """Up to this many intervals are compared in line; more are searched."""
+SPECIAL_TESTS = {0: "(xf != xf)", 1: "((xf == 0.0) & (math.copysign(1.0, xf) < 0.0))",
+                 2: "(xf == math.inf)", 3: "(xf == -math.inf)"}
+"""NaN, -0.0, +inf, -inf: the float specials (pseudo tags), by index."""
+
+
+class Group(NamedTuple):
+    """Tags one atom answers the same way; ``child``: the child whose validity
+    a row of them needs (None: the tag alone)."""
+    tags: tuple[int, ...]
+    how: int
+    child: str | None
 
 
 class AtomSignature(NamedTuple):
     """What an atom's code depends on. ``source``: ``"t"`` (a tag per row),
-    ``"v"`` (a typed field: one tag where the validity bit is set, absent
+    ``"v<tag>"`` (a typed field: that tag where the validity bit is set, absent
     elsewhere) or ``"o"`` (an outcome column computed apart: arithmetic).
-    ``children``: the children whose validity is read; the rest say which
-    kinds of answer occur (``spans``: the interval count, -1 for many)."""
+    Each group of string tags has its own string table (string and symbol
+    share one where they agree); ``ints``/``uints``/``doubles``: the
+    interval count (-1: many); ``specials``: which float specials need the
+    atom's own answer, ``special_rows``: checked in the row loop (floats are
+    common: intervals or values over them), else per word."""
     source: str
-    children: tuple[str, ...] = ()
-    strings: bool = False
-    bools: bool = False
+    groups: tuple[Group, ...] = ()
     ints: int | None = None
     uints: int | None = None
     doubles: int | None = None
     specials: tuple[int, ...] = ()
-    values: tuple[str, ...] = ()
+    special_rows: bool = False
 
 
-def _parameters(n: int, sig: AtomSignature) -> list[str]:
+Emit = Callable[[str], None]
+_VALID = {"i": "iv", "u": "uv", "f": "fv", "b": "bv", "s": "cv"}
+
+
+def children(sig: AtomSignature) -> tuple[str, ...]:
+    """The children an atom reads, in argument order."""
+    used = {g.child for g in sig.groups if g.child is not None}
+    return tuple(c for c in "iufbs" if c in used)
+
+
+def _has(sig: AtomSignature, how: int) -> bool:
+    return any(g.how == how for g in sig.groups)
+
+
+def value_kinds(sig: AtomSignature) -> tuple[str, ...]:
+    """The children whose learned values an atom looks up."""
+    return tuple(k for k, how in (("i", VALUES_I), ("u", VALUES_U), ("f", VALUES_F))
+                 if _has(sig, how))
+
+
+def parameters(n: int, sig: AtomSignature) -> list[str]:
+    """Atom ``n``'s kernel parameters, in the order ``fused.lower`` gives them."""
     if sig.source == "o":
         return [f"a{n}"]
-    params = [f"t{n}" if sig.source == "t" else f"tv{n}", f"tb{n}"]
-    for child in sig.children:
-        params += {"i": [f"i{n}", f"iv{n}"], "u": [f"u{n}", f"uv{n}"],
-                   "f": [f"f{n}", f"fv{n}"], "b": [f"b{n}", f"bv{n}"],
-                   "s": [f"c{n}", f"cv{n}"]}[child]
-    if sig.strings:
-        params += [f"st{n}", f"width{n}"]
-    if sig.bools:
+    params = [f"t{n}" if sig.source == "t" else f"tv{n}", f"oc{n}"]
+    for child in children(sig):
+        params += {"i": [f"i{n}"], "u": [f"u{n}"], "f": [f"f{n}"], "b": [f"b{n}"],
+                   "s": [f"c{n}"]}[child] + [f"{_VALID[child]}{n}"]
+    for k, group in enumerate(sig.groups):
+        if group.how == STRINGS:
+            params += [f"st{n}_{k}", f"width{n}_{k}"]
+    if _has(sig, BOOLS):
         params.append(f"bt{n}")
     for kind, count in (("i", sig.ints), ("u", sig.uints), ("f", sig.doubles)):
         if count is not None:
             params.append(f"{kind}s{n}")
     if sig.specials:
         params.append(f"sp{n}")
-    for kind in sig.values:
+    for kind in value_kinds(sig):
         params += [f"{kind}kt{n}", f"{kind}kv{n}", f"{kind}ko{n}"]
     return params
 
 
-_WORDS = ("tv", "iv", "uv", "fv", "bv", "cv", "b")
-"""Parameters that are bitmaps, read a word per 64 rows."""
+def _membership(tags: tuple[int, ...]) -> str:
+    """A test of the row's tag ``tg`` against ``tags``, runs merged into ranges."""
+    runs: list[list[int]] = []
+    for t in sorted(tags):
+        if runs and t == runs[-1][1] + 1:
+            runs[-1][1] = t
+        else:
+            runs.append([t, t])
+    terms = []
+    for lo, hi in runs:
+        if lo == hi:
+            terms.append(f"(tg == {lo})")
+        elif lo == 0:
+            terms.append(f"(tg <= {hi})")
+        else:
+            terms.append(f"((tg >= {lo}) & (tg <= {hi}))")
+    return " | ".join(terms) if terms else "False"
 
 
 def _hoisted(n: int, sig: AtomSignature) -> list[str]:
-    """Loop-invariant loads: unrolled intervals, table sizes."""
-    lines = []
+    """Loop-invariant loads: constants, unrolled intervals, table sizes."""
+    lines = [f"oc{n}_{k} = oc{n}[{k}]" for k, g in enumerate(sig.groups) if g.how == CONSTANT]
     for kind, count in (("i", sig.ints), ("u", sig.uints), ("f", sig.doubles)):
         for j in range(count if count is not None and count > 0 else 0):
             lines += [f"{kind}s{n}_{j}_0 = {kind}s{n}[{j}, 0]",
                       f"{kind}s{n}_{j}_1 = {kind}s{n}[{j}, 1]"]
-    if sig.strings:   # the string table flattened: variant * width + code
-        lines.append(f"sw{n} = np.uint64(width{n})")
-        lines.append(f"sz{n} = sw{n} - np.uint64(1)")
+    for k, group in enumerate(sig.groups):   # a string table's last entry: BACK
+        if group.how == STRINGS:
+            lines.append(f"sz{n}_{k} = np.uint64(width{n}_{k} - 1)")
+    if _has(sig, BOOLS):
+        lines += [f"bt{n}_0 = bt{n}[0]", f"bt{n}_1 = bt{n}[1]"]
     return lines
-
-
-Emit = Callable[[str], None]
 
 
 def _within(n: int, kind: str, count: int | None, x: str, emit: Emit) -> str:
@@ -115,10 +159,11 @@ def _within(n: int, kind: str, count: int | None, x: str, emit: Emit) -> str:
     return f"(1 if {lo} > 0 and {x} <= {spans}[{lo} - 1, 1] else 0)"
 
 
-def _lookup(n: int, kind: str, cls: int, x: str, emit: Emit) -> None:
-    """A learned value's outcome (back when not learned yet), for rows of class ``cls``."""
+def _lookup(n: int, kind: str, member: str, x: str, emit: Emit) -> None:
+    """A learned value's outcome (back when not learned yet): a branch, taken
+    only by rows of a tag answered per value (rare by construction)."""
     tags, keys, outs = f"{kind}kt{n}", f"{kind}kv{n}", f"{kind}ko{n}"
-    emit(f"if cl == {cls}:")
+    emit(f"if {member}:")
     emit("    lo = 0")
     emit(f"    hi = {keys}.shape[0]")
     emit("    while lo < hi:")
@@ -131,59 +176,86 @@ def _lookup(n: int, kind: str, cls: int, x: str, emit: Emit) -> None:
          f"and {keys}[lo] == {x} else 8")
 
 
-def _atom(n: int, sig: AtomSignature, emit: Emit) -> None:
-    """Lines putting atom ``n``'s outcome for row ``r`` in ``o``, then its bits."""
+def _float_groups(n: int, sig: AtomSignature) -> str:
+    names = [f"g{n}_{k}" for k, g in enumerate(sig.groups) if g.child == "f"]
+    return " | ".join(names) if names else "False"
+
+
+def _atom_row(n: int, sig: AtomSignature, own_words: bool, emit: Emit) -> None:
+    """Lines putting atom ``n``'s outcome for row ``r`` in ``o`` and packing it."""
     if sig.source == "o":
         emit(f"o = a{n}[r]")
     else:
-        # indices are unsigned: numba checks a signed index for wraparound per row
-        emit(f"tg = t{n}[r]" if sig.source == "t" else
-             f"tg = np.uint64(tc{n} * ((tv{n}w >> j) & 1))")
-        emit(f"e = tb{n}[tg]")
-        emit("o = e & 15")
-        emit("cl = (e >> 4) & 15")
-        emit("ch = (e >> 8) & 7")
-        emit("bad = 0")
-        child_ids = {"i": 1, "u": 2, "f": 3, "b": 4, "s": 5}
-        for child in sig.children:
-            valid = "cv" if child == "s" else child + "v"
-            emit(f"bad |= (ch == {child_ids[child]}) & ((({valid}{n}w >> j) & 1) == 0)")
-        if sig.strings:
-            emit(f"sx = np.uint64((e >> 12) & 3) * sw{n} "
-                 f"+ min(np.uint64(np.uint32(c{n}[r])), sz{n})")
-            emit(f"o = st{n}[sx] if cl == {STRINGS} else o")
-        if sig.bools:
-            emit(f"o = bt{n}[np.uint64((b{n}w >> j) & 1)] if cl == {BOOLS} else o")
-        if sig.ints is not None or "i" in sig.values:
-            emit(f"xi = i{n}[r]")
-        if sig.ints is not None:
-            emit(f"o = {_within(n, 'i', sig.ints, 'xi', emit)} if cl == {INTS} else o")
-        if "i" in sig.values:
-            _lookup(n, "i", VALUES_I, "xi", emit)
-        if sig.uints is not None or "u" in sig.values:
-            emit(f"xu = u{n}[r]")
-        if sig.uints is not None:
-            emit(f"o = {_within(n, 'u', sig.uints, 'xu', emit)} if cl == {UINTS} else o")
-        if "u" in sig.values:
-            _lookup(n, "u", VALUES_U, "xu", emit)
-        if sig.doubles is not None or "f" in sig.values or sig.specials:
+        if sig.source == "t":
+            emit(f"tg = t{n}[r]")
+        else:
+            emit(f"tg = {int(sig.source[1:])} * ((tv{n}w >> j) & 1)")
+        for k, group in enumerate(sig.groups):
+            emit(f"g{n}_{k} = {_membership(group.tags)}")
+        emit("o = 8")
+        if _has(sig, STRINGS):
+            emit(f"cu = np.uint64(np.uint32(c{n}[r]))")
+        for k, group in enumerate(sig.groups):
+            member = f"g{n}_{k}"
+            if group.how == CONSTANT:
+                emit(f"o = oc{n}_{k} if {member} else o")
+            elif group.how == STRINGS:
+                emit(f"o = st{n}_{k}[min(cu, sz{n}_{k})] if {member} else o")
+            elif group.how == BOOLS:
+                emit(f"o = (bt{n}_1 if (b{n}w >> j) & 1 else bt{n}_0) if {member} else o")
+            elif group.how in (INTS, UINTS, DOUBLES):
+                kind = "iuf"[group.how - INTS]
+                count = (sig.ints, sig.uints, sig.doubles)[group.how - INTS]
+                emit(f"x{kind} = {kind}{n}[r]")
+                emit(f"o = {_within(n, kind, count, f'x{kind}', emit)} if {member} else o")
+            else:
+                kind = "iuf"[group.how - VALUES_I]
+                emit(f"x{kind} = {kind}{n}[r]")
+                _lookup(n, kind, member, f"x{kind}", emit)
+        if sig.specials and sig.special_rows:   # floats are common here: in the loop
             emit(f"xf = f{n}[r]")
-        if sig.doubles is not None:
-            emit(f"o = {_within(n, 'f', sig.doubles, 'xf', emit)} if cl == {DOUBLES} else o")
-        if "f" in sig.values:
-            _lookup(n, "f", VALUES_F, "xf", emit)
-        if sig.specials:   # NaN, -0.0, the infinities: the atom's own answer (pseudo tags)
-            tests = {0: "(xf != xf)", 1: "((xf == 0.0) & (math.copysign(1.0, xf) < 0.0))",
-                     2: "(xf == math.inf)", 3: "(xf == -math.inf)"}
-            emit("special = " + " | ".join(tests[k] for k in sig.specials))
+            emit("special = " + " | ".join(SPECIAL_TESTS[k] for k in sig.specials))
             emit("si = np.uint64(((tg & 1) ^ 1) * 4" + "".join(
-                f" + {tests[k]} * {k}" for k in sig.specials if k) + ")")
-            emit(f"o = sp{n}[si] if special & (ch == {CHILD_F}) else o")
-        emit("o = 8 if bad else o")
-    emit(f"val{n} = 1 if o == 1 else 0")
-    emit(f"kn{n} = 1 if o < 2 else 0")
-    emit("fl |= 1 if o == 4 else 0")
-    emit("bk |= 1 if o == 8 else 0")
+                f" + {SPECIAL_TESTS[k]} * {k}" for k in sig.specials if k) + ")")
+            emit(f"o = sp{n}[si] if special & ({_float_groups(n, sig)}) else o")
+        for child in children(sig):
+            members = " | ".join(f"g{n}_{k}" for k, g in enumerate(sig.groups)
+                                 if g.child == child)
+            emit(f"wc{n}{child} |= np.int64({members}) << j")
+    emit(f"wv{n} |= np.int64(o == 1) << j")
+    emit(f"wk{n} |= np.int64(o < 2) << j")
+    if own_words:
+        emit(f"wfl{n} |= np.int64(o == 4) << j")
+        emit(f"wbk{n} |= np.int64(o == 8) << j")
+    else:
+        emit("flr |= o == 4")
+        emit("bkr |= o == 8")
+
+
+def _fixup(n: int, sig: AtomSignature) -> list[str]:
+    """Per word: the float rows of atom ``n`` whose value is a special get the
+    atom's own answer for it, visited one by one by their bits."""
+    tests = " | ".join(SPECIAL_TESTS[k] for k in sig.specials)
+    index = "".join(f" + {SPECIAL_TESTS[k]} * {k}" for k in sig.specials if k)
+    return [
+        f"x = wc{n}f",   # the rows of the float groups
+        "while x != 0:",
+        "    low = x & -x",
+        "    j = _DEBRUIJN[((low * 0x03F79D71B4CB0A89) >> 58) & 63]",
+        "    x ^= low",
+        f"    xf = f{n}[base + j]",
+        f"    if {tests}:",
+        f"        o = sp{n}[((t{n}[base + j] & 1) ^ 1) * 4{index}]",
+        f"        wv{n} = (wv{n} & ~low) | (low if o == 1 else 0)",
+        f"        wk{n} = (wk{n} & ~low) | (low if o < 2 else 0)",
+        f"        wfl{n} = (wfl{n} & ~low) | (low if o == 4 else 0)",
+        f"        wbk{n} = (wbk{n} & ~low) | (low if o == 8 else 0)",
+    ]
+
+
+_DEBRUIJN_TABLE = [0] * 64
+for _i in range(64):
+    _DEBRUIJN_TABLE[(((1 << _i) * 0x03F79D71B4CB0A89) & ((1 << 64) - 1)) >> 58] = _i
 
 
 def source(shape: tuple[object, ...], sigs: tuple[AtomSignature, ...]) -> str:
@@ -196,52 +268,74 @@ def source(shape: tuple[object, ...], sigs: tuple[AtomSignature, ...]) -> str:
     params: list[str] = []
     hoists: list[str] = []
     loads: list[str] = []
+    after: list[str] = []
+    own = [bool(sig.specials and not sig.special_rows) for sig in sigs]
+    shared = not all(own)   # atoms without words of their own share the row's flags
+    starts: list[str] = ["flr = False", "bkr = False"] if shared else []
     for n, sig in enumerate(sigs):
-        own = _parameters(n, sig)
-        params += own
-        if sig.source == "v":
-            params.append(f"tc{n}")
+        params += parameters(n, sig)
         hoists += _hoisted(n, sig)
-        loads += [f"{p}w = {p}[w]" for p in own if p.rstrip("0123456789") in _WORDS]
-    emit("fl = 0")
-    emit("bk = 0")
+        words = [f"wv{n}", f"wk{n}"] + ([f"wfl{n}", f"wbk{n}"] if own[n] else [])
+        words += [f"wc{n}{c}" for c in children(sig)]
+        loads += [f"{w} = 0" for w in words]
+        if sig.source.startswith("v"):
+            loads.append(f"tv{n}w = tv{n}[w]")
+        if "b" in children(sig):
+            loads.append(f"b{n}w = b{n}[w]")
+        for child in children(sig):
+            after.append(f"wbk |= wc{n}{child} & ~{_VALID[child]}{n}[w]")
+        if own[n]:
+            after += _fixup(n, sig)
+            after += [f"wfl |= wfl{n}", f"wbk |= wbk{n}"]
     for n, sig in enumerate(sigs):
-        _atom(n, sig, emit)
-    writer = _Writer()
+        _atom_row(n, sig, own[n], emit)
+    if shared:
+        emit("wfl |= np.int64(flr) << j")
+        emit("wbk |= np.int64(bkr) << j")
+    writer = _Writer()   # the skeleton over whole words: NOT is ``^ -1``
     value, known = writer.node(shape, list(range(len(sigs))))
-    body += writer.lines
-    emit(f"kn = ({known}) & (1 - (fl | bk))")
-    emit(f"wv |= (({value}) & kn) << j")
-    emit("wk |= kn << j")
-    emit("wb |= bk << j")
-    hoist = "\n".join("    " + line for line in hoists)
-    load = "\n".join("        " + line for line in loads)
+    combined = [_rename(line.strip().replace(" ^ 1)", " ^ -1)"), len(sigs))
+                for line in writer.lines]
+    value, known = _rename(value, len(sigs)), _rename(known, len(sigs))
+    indent = "        "
     return f'''"""filtex fused kernel (filtex {__version__}) for {shape!r}
 over {sigs!r}."""
 import math
 import numpy as np
 from filtex.codegen.jit import njit
 
+_DEBRUIJN = np.array({_DEBRUIJN_TABLE!r}, np.int64)
+
 
 @njit(cache=True, nogil=True)
 def kernel(w0, w1, n, back, out_v, out_k, out_b, {", ".join(params)}):
-{hoist}
+{chr(10).join("    " + h for h in hoists)}
     held = 0
     for w in range(w0, w1):
         base = w << 6
         m = min(64, n - base)
-        wv = 0
-        wk = 0
-        wb = 0
-{load}
+        wfl = 0
+        wbk = 0
+{chr(10).join(indent + line for line in loads)}
         for j in range(m):
             r = base + j
+{chr(10).join("            " + s for s in starts)}
 {chr(10).join(body)}
-        wb |= back[w]
-        out_v[w] = wv & ~wb
-        out_k[w] = wk & ~wb
+{chr(10).join(indent + line for line in after)}
+{chr(10).join(indent + line for line in combined)}
+        wb = wbk | back[w]
+        known = ({known}) & ~(wfl | wb)
+        out_v[w] = ({value}) & known
+        out_k[w] = known
         out_b[w] = wb
         if wb != 0:
             held += 1
     return held
 '''
+
+
+def _rename(expression: str, count: int) -> str:
+    """The writer's per-atom names (``val3``, ``kn3``) as the atoms' words."""
+    for n in reversed(range(count)):   # val10 before val1
+        expression = expression.replace(f"val{n}", f"wv{n}").replace(f"kn{n}", f"wk{n}")
+    return expression

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..cache import BoundedCache
 from ..dialects import AMQP
 from ..limits import DEFAULT_LIMITS
 from .atoms import TagPlan, plan_tags
@@ -52,6 +53,10 @@ class PreparedPlan:
         """Per (atom, tag, receiving connection): the outcomes of the values
         answered one by one (``DATA`` tags) that batches have met so far, at
         most ``atoms.MAX_DISTINCT`` each, so later batches look them up."""
+        self.tables = BoundedCache(64, 64 << 20, lambda table: int(table.nbytes))
+        """Tables batch engines derive from an atom and a batch's data, keyed by
+        the data's content (a string table per dictionary): batches that share
+        a dictionary, and a table evaluated again, reuse them."""
         self.lock = threading.Lock()
 
     def tag_plan(self, index: int, tags: frozenset[int], rc: Any) -> TagPlan:
