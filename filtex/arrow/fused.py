@@ -65,6 +65,12 @@ def words(bitmap: np.ndarray, n: int) -> np.ndarray:
     count = max((n + 63) >> 6, 1)
     if len(bitmap) >= 8 * count and bitmap.ctypes.data % 8 == 0:
         return readonly(bitmap[:8 * count].view(np.int64))
+    base = bitmap.base   # a view of an Arrow buffer (padded to 64 bytes): read in place
+    if isinstance(base, np.ndarray) and base.dtype == np.uint8 and base.ndim == 1 \
+            and bitmap.ctypes.data % 8 == 0:
+        start = bitmap.ctypes.data - base.ctypes.data
+        if 0 <= start and start + 8 * count <= len(base):   # the bits past n are never read
+            return readonly(base[start:start + 8 * count].view(np.int64))
     out = np.zeros(8 * count, np.uint8)
     size = min(len(bitmap), 8 * count)
     out[:size] = bitmap[:size]
@@ -228,6 +234,7 @@ def lower(ready: PreparedPlan, index: int, field_view: View, tags: frozenset[int
     has = field_view.children
     keyed: dict[tuple[int, str | None, int], list[int]] = {}
     strings = []
+    tables_of_one: dict[int, int] = {}   # a string group's one answer -> the table's width
     for tag in sorted(t for t in tags if t < 26):
         how = _how(tag, rules)
         if how is None or (how[1] is not None and how[1] not in has):
@@ -241,6 +248,10 @@ def lower(ready: PreparedPlan, index: int, field_view: View, tags: frozenset[int
         table = _string_rows(ready, index, rules, strings, field_view.dictionary, rc)
         for tag in strings:
             row = table[STRING_VARIANT[tag]]
+            if len(row) > 1 and (row[:-1] == row[0]).all():   # one answer for every entry
+                keyed.setdefault((fs.ONE_STRING, "s", int(row[0])), []).append(tag)
+                tables_of_one[int(row[0])] = len(row)
+                continue
             same = next((k for k, kept in enumerate(tables) if np.array_equal(kept, row)), None)
             if same is None:
                 same = len(tables)
@@ -248,21 +259,16 @@ def lower(ready: PreparedPlan, index: int, field_view: View, tags: frozenset[int
             keyed.setdefault((fs.STRINGS, "s", same), []).append(tag)
     order = sorted(keyed, key=lambda k: keyed[k])
     groups = tuple(fs.Group(tuple(keyed[key]), key[0], key[1]) for key in order)
-    sig_children = fs.children(fs.AtomSignature("t", groups))
-    if field_view.tags is not None:
-        source = "t"
-        args: list[Any] = [field_view.tags]
-    else:
-        source = f"v{field_view.tag}"
-        args = [field_view.valid]
-    args.append(readonly(np.array([key[2] if key[0] == fs.CONSTANT else 0 for key in order]
-                                  or [0], np.int64)))
-    for child in sig_children:
-        args += list(has[child])
+    source = "t" if field_view.tags is not None else f"v{field_view.tag}"
+    args: list[Any] = [readonly(np.array(
+        [key[2] if key[0] in (fs.CONSTANT, fs.ONE_STRING) else 0 for key in order] or [0],
+        np.int64))]
     kinds = {g.how for g in groups}
     for key in order:
         if key[0] == fs.STRINGS:
             args += [readonly(tables[key[2]]), len(tables[key[2]])]
+        elif key[0] == fs.ONE_STRING:
+            args.append(tables_of_one[key[2]])
     if fs.BOOLS in kinds:
         args.append(readonly(rules.bools.astype(np.int64)))
     ints = uints = doubles = None
@@ -279,7 +285,7 @@ def lower(ready: PreparedPlan, index: int, field_view: View, tags: frozenset[int
     if which:
         args.append(readonly(specials))
     data_tags = [t for g in groups if g.how in _VALUES_KINDS for t in g.tags]
-    signature = fs.AtomSignature(source, groups, ints, uints, doubles, which,
+    signature = fs.AtomSignature(source, groups, -1, ints, uints, doubles, which,
                                  any(g.child == "f" and g.how in (fs.DOUBLES, fs.VALUES_F)
                                      for g in groups))
     for child in fs.value_kinds(signature):
@@ -393,6 +399,23 @@ def _deep(ready: PreparedPlan, schema: pa.Schema, rc: Any) -> dict[FieldRef, set
     return deep
 
 
+def _fields(fields: dict[FieldRef, int], views: dict[FieldRef, View], lowered: list[Lowered]
+            ) -> tuple[tuple[fs.FieldSignature, ...], list[Any]]:
+    """Each field's signature (the children any of its atoms reads) and arrays."""
+    signatures, args = [], []
+    for field, f in fields.items():
+        field_view = views[field]
+        used = {c for low in lowered if low.signature.field == f
+                for c in fs.children(low.signature)}
+        order = tuple(c for c in "iufbs" if c in used)
+        signatures.append(fs.FieldSignature(
+            "t" if field_view.tags is not None else f"v{field_view.tag}", order))
+        args.append(field_view.tags if field_view.tags is not None else field_view.valid)
+        for child in order:
+            args += list(field_view.children[child])
+    return tuple(signatures), args
+
+
 def _arith_outcomes(arith: ArithPass, n: int, threads: int) -> np.ndarray:
     """An arithmetic atom's outcome column, by its own pass (``arrow/arith.py``)."""
     out = np.empty(n, np.int8)
@@ -415,6 +438,7 @@ def evaluate_batch(flt: Any, ready: PreparedPlan, batch: pa.RecordBatch, rc: Any
     views: dict[FieldRef, View] = {}
     arith_columns: dict[FieldRef, FieldArrays] = {}
     lowered: list[Lowered] = []
+    fields: dict[FieldRef, int] = {}   # the fields atoms read, in first-read order
     for index, compiled in enumerate(ready.atoms):
         form = compiled.atom.arith
         if form is not None:   # its pass writes an outcome column the kernel reads
@@ -429,13 +453,15 @@ def evaluate_batch(flt: Any, ready: PreparedPlan, batch: pa.RecordBatch, rc: Any
         field = compiled.field
         if field not in views:
             views[field] = view(batch, field, deep.get(field))
-        lowered.append(lower(ready, index, views[field],
-                             frozenset(possible_tags(schema, field)), rc))
-    assert ready.plan.shape is not None
+            fields[field] = len(fields)
+        low = lower(ready, index, views[field], frozenset(possible_tags(schema, field)), rc)
+        lowered.append(low._replace(signature=low.signature._replace(field=fields[field])))
+    field_sigs, field_args = _fields(fields, views, lowered)
     signatures = tuple(low.signature for low in lowered)
     shape = ready.plan.shape
-    kernel = kernels.cached(("fused", shape, signatures),
-                            lambda: fs.source(shape, signatures), "kernel")
+    assert shape is not None
+    kernel = kernels.cached(("fused", shape, field_sigs, signatures),
+                            lambda: fs.source(shape, field_sigs, signatures), "kernel")
     count = (n + 63) >> 6
     residual = np.zeros(8 * count, np.uint8)
     residual[:(n + 7) >> 3] = np.packbits(back_rows(batch, ready.plan.fields), bitorder="little")
@@ -448,7 +474,7 @@ def evaluate_batch(flt: Any, ready: PreparedPlan, batch: pa.RecordBatch, rc: Any
                               *args))
         in_parallel(words_of, n, threads)
 
-    run([a for low in lowered for a in low.args])
+    run(field_args + [a for low in lowered for a in low.args])
     if any(low.data_tags for low in lowered) and out_b.any():
         rows = rows_of_words(out_b)
         new = False
@@ -457,11 +483,11 @@ def evaluate_batch(flt: Any, ready: PreparedPlan, batch: pa.RecordBatch, rc: Any
                 field_view = views[ready.atoms[index].field]
                 new |= _learn(ready, index, low, field_view, rows, rc)
         if new:   # the value tables grew: once more, with them
-            lowered = [low if not low.data_tags else
-                       lower(ready, index, views[ready.atoms[index].field],
-                             frozenset(possible_tags(schema, ready.atoms[index].field)), rc)
-                       for index, low in enumerate(lowered)]
-            run([a for low in lowered for a in low.args])
+            lowered = [low if not low.data_tags else low._replace(args=lower(
+                ready, index, views[ready.atoms[index].field],
+                frozenset(possible_tags(schema, ready.atoms[index].field)), rc).args)
+                for index, low in enumerate(lowered)]
+            run(field_args + [a for low in lowered for a in low.args])
     rows = rows_of_words(out_b)
     rows = rows[rows < n]
     if len(rows):

@@ -28,7 +28,9 @@ from .._version import __version__
 from .kernel import _Writer
 
 # how a group of tags is answered
-CONSTANT, STRINGS, BOOLS, INTS, UINTS, DOUBLES, VALUES_I, VALUES_U, VALUES_F = range(9)
+CONSTANT, STRINGS, BOOLS, INTS, UINTS, DOUBLES, VALUES_I, VALUES_U, VALUES_F, ONE_STRING = range(10)
+"""``ONE_STRING``: string tags whose table has one answer for every entry of the
+batch's dictionary: a constant, given only to codes inside the dictionary."""
 MAX_UNROLLED = 4
 """Up to this many intervals are compared in line; more are searched."""
 SPECIAL_TESTS = {0: "(xf != xf)", 1: "((xf == 0.0) & (math.copysign(1.0, xf) < 0.0))",
@@ -55,11 +57,20 @@ class AtomSignature(NamedTuple):
     common: intervals or values over them), else per word."""
     source: str
     groups: tuple[Group, ...] = ()
+    field: int = -1
     ints: int | None = None
     uints: int | None = None
     doubles: int | None = None
     specials: tuple[int, ...] = ()
     special_rows: bool = False
+
+
+class FieldSignature(NamedTuple):
+    """A field some atoms read: where its tag comes from (as an atom's
+    ``source``) and the children any of them reads. Its arrays are read once a
+    row, whatever number of atoms read it."""
+    source: str
+    children: tuple[str, ...]
 
 
 Emit = Callable[[str], None]
@@ -82,17 +93,24 @@ def value_kinds(sig: AtomSignature) -> tuple[str, ...]:
                  if _has(sig, how))
 
 
+def field_parameters(f: int, field: FieldSignature) -> list[str]:
+    """Field ``f``'s arrays, in the order ``fused.field_arguments`` gives them."""
+    params = [f"dt{f}" if field.source == "t" else f"dtv{f}"]
+    for child in field.children:   # (a string child's values are dictionary codes)
+        params += [f"d{'c' if child == 's' else child}{f}", f"d{_VALID[child]}{f}"]
+    return params
+
+
 def parameters(n: int, sig: AtomSignature) -> list[str]:
-    """Atom ``n``'s kernel parameters, in the order ``fused.lower`` gives them."""
+    """Atom ``n``'s own kernel parameters, in the order ``fused.lower`` gives them."""
     if sig.source == "o":
         return [f"a{n}"]
-    params = [f"t{n}" if sig.source == "t" else f"tv{n}", f"oc{n}"]
-    for child in children(sig):
-        params += {"i": [f"i{n}"], "u": [f"u{n}"], "f": [f"f{n}"], "b": [f"b{n}"],
-                   "s": [f"c{n}"]}[child] + [f"{_VALID[child]}{n}"]
+    params = [f"oc{n}"]
     for k, group in enumerate(sig.groups):
         if group.how == STRINGS:
             params += [f"st{n}_{k}", f"width{n}_{k}"]
+        elif group.how == ONE_STRING:
+            params.append(f"width{n}_{k}")
     if _has(sig, BOOLS):
         params.append(f"bt{n}")
     for kind, count in (("i", sig.ints), ("u", sig.uints), ("f", sig.doubles)):
@@ -105,7 +123,7 @@ def parameters(n: int, sig: AtomSignature) -> list[str]:
     return params
 
 
-def _membership(tags: tuple[int, ...]) -> str:
+def _membership(tags: tuple[int, ...] | list[int], tg: str) -> str:
     """A test of the row's tag ``tg`` against ``tags``, runs merged into ranges."""
     runs: list[list[int]] = []
     for t in sorted(tags):
@@ -116,23 +134,24 @@ def _membership(tags: tuple[int, ...]) -> str:
     terms = []
     for lo, hi in runs:
         if lo == hi:
-            terms.append(f"(tg == {lo})")
+            terms.append(f"({tg} == {lo})")
         elif lo == 0:
-            terms.append(f"(tg <= {hi})")
+            terms.append(f"({tg} <= {hi})")
         else:
-            terms.append(f"((tg >= {lo}) & (tg <= {hi}))")
+            terms.append(f"(({tg} >= {lo}) & ({tg} <= {hi}))")
     return " | ".join(terms) if terms else "False"
 
 
 def _hoisted(n: int, sig: AtomSignature) -> list[str]:
     """Loop-invariant loads: constants, unrolled intervals, table sizes."""
-    lines = [f"oc{n}_{k} = oc{n}[{k}]" for k, g in enumerate(sig.groups) if g.how == CONSTANT]
+    lines = [f"oc{n}_{k} = oc{n}[{k}]" for k, g in enumerate(sig.groups)
+             if g.how in (CONSTANT, ONE_STRING)]
     for kind, count in (("i", sig.ints), ("u", sig.uints), ("f", sig.doubles)):
         for j in range(count if count is not None and count > 0 else 0):
             lines += [f"{kind}s{n}_{j}_0 = {kind}s{n}[{j}, 0]",
                       f"{kind}s{n}_{j}_1 = {kind}s{n}[{j}, 1]"]
     for k, group in enumerate(sig.groups):   # a string table's last entry: BACK
-        if group.how == STRINGS:
+        if group.how in (STRINGS, ONE_STRING):
             lines.append(f"sz{n}_{k} = np.uint64(width{n}_{k} - 1)")
     if _has(sig, BOOLS):
         lines += [f"bt{n}_0 = bt{n}[0]", f"bt{n}_1 = bt{n}[1]"]
@@ -159,7 +178,7 @@ def _within(n: int, kind: str, count: int | None, x: str, emit: Emit) -> str:
     return f"(1 if {lo} > 0 and {x} <= {spans}[{lo} - 1, 1] else 0)"
 
 
-def _lookup(n: int, kind: str, member: str, x: str, emit: Emit) -> None:
+def _lookup(n: int, kind: str, member: str, x: str, tg: str, emit: Emit) -> None:
     """A learned value's outcome (back when not learned yet): a branch, taken
     only by rows of a tag answered per value (rare by construction)."""
     tags, keys, outs = f"{kind}kt{n}", f"{kind}kv{n}", f"{kind}ko{n}"
@@ -168,11 +187,11 @@ def _lookup(n: int, kind: str, member: str, x: str, emit: Emit) -> None:
     emit(f"    hi = {keys}.shape[0]")
     emit("    while lo < hi:")
     emit("        mid = (lo + hi) >> 1")
-    emit(f"        if {tags}[mid] < tg or ({tags}[mid] == tg and {keys}[mid] < {x}):")
+    emit(f"        if {tags}[mid] < {tg} or ({tags}[mid] == {tg} and {keys}[mid] < {x}):")
     emit("            lo = mid + 1")
     emit("        else:")
     emit("            hi = mid")
-    emit(f"    o = {outs}[lo] if lo < {keys}.shape[0] and {tags}[lo] == tg "
+    emit(f"    o = {outs}[lo] if lo < {keys}.shape[0] and {tags}[lo] == {tg} "
          f"and {keys}[lo] == {x} else 8")
 
 
@@ -181,47 +200,73 @@ def _float_groups(n: int, sig: AtomSignature) -> str:
     return " | ".join(names) if names else "False"
 
 
-def _atom_row(n: int, sig: AtomSignature, own_words: bool, emit: Emit) -> None:
-    """Lines putting atom ``n``'s outcome for row ``r`` in ``o`` and packing it."""
+def _field_row(f: int, field: FieldSignature, sigs: tuple[AtomSignature, ...],
+               emit: Emit) -> None:
+    """Field ``f``'s reads for row ``r``: its tag, and each child value some
+    atom reads (once, whatever number of atoms read them)."""
+    atoms = [sig for sig in sigs if sig.field == f]
+    hows = {g.how for sig in atoms for g in sig.groups}
+    emit(f"tg{f} = dt{f}[r]" if field.source == "t" else
+         f"tg{f} = {int(field.source[1:])} * ((dtv{f}w >> j) & 1)")
+    if hows & {STRINGS, ONE_STRING}:
+        emit(f"cu{f} = np.uint64(np.uint32(dc{f}[r]))")
+    for kind, kinds in (("i", {INTS, VALUES_I}), ("u", {UINTS, VALUES_U})):
+        if hows & kinds:
+            emit(f"x{kind}{f} = d{kind}{f}[r]")
+    if hows & {DOUBLES, VALUES_F} or any(sig.specials and sig.special_rows for sig in atoms):
+        emit(f"xf{f} = df{f}[r]")
+    for child in field.children:   # a row of a tag whose child is null is malformed
+        tags = sorted({t for sig in atoms for g in sig.groups if g.child == child
+                       for t in g.tags})
+        emit(f"wc{f}{child} |= np.int64({_membership(tags, f'tg{f}')}) << j")
+
+
+Names = dict[tuple[int, tuple[int, ...]], str]
+
+
+def _atom_row(n: int, sig: AtomSignature, own_words: bool, names: Names, emit: Emit) -> None:
+    """Lines putting atom ``n``'s outcome for row ``r`` in ``o`` and packing it;
+    ``names``: the membership tests already computed this row, per field."""
+    f = sig.field
     if sig.source == "o":
         emit(f"o = a{n}[r]")
     else:
-        if sig.source == "t":
-            emit(f"tg = t{n}[r]")
-        else:
-            emit(f"tg = {int(sig.source[1:])} * ((tv{n}w >> j) & 1)")
+        members = []
         for k, group in enumerate(sig.groups):
-            emit(f"g{n}_{k} = {_membership(group.tags)}")
+            name = names.get((f, group.tags))
+            if name is None:
+                name = names[(f, group.tags)] = f"g{n}_{k}"
+                emit(f"{name} = {_membership(group.tags, f'tg{f}')}")
+            members.append(name)
         emit("o = 8")
-        if _has(sig, STRINGS):
-            emit(f"cu = np.uint64(np.uint32(c{n}[r]))")
         for k, group in enumerate(sig.groups):
-            member = f"g{n}_{k}"
+            member = members[k]
             if group.how == CONSTANT:
                 emit(f"o = oc{n}_{k} if {member} else o")
             elif group.how == STRINGS:
-                emit(f"o = st{n}_{k}[min(cu, sz{n}_{k})] if {member} else o")
+                emit(f"o = st{n}_{k}[min(cu{f}, sz{n}_{k})] if {member} else o")
+            elif group.how == ONE_STRING:
+                emit(f"o = (oc{n}_{k} if cu{f} < sz{n}_{k} else 8) if {member} else o")
             elif group.how == BOOLS:
-                emit(f"o = (bt{n}_1 if (b{n}w >> j) & 1 else bt{n}_0) if {member} else o")
+                emit(f"o = (bt{n}_1 if (db{f}w >> j) & 1 else bt{n}_0) if {member} else o")
             elif group.how in (INTS, UINTS, DOUBLES):
                 kind = "iuf"[group.how - INTS]
                 count = (sig.ints, sig.uints, sig.doubles)[group.how - INTS]
-                emit(f"x{kind} = {kind}{n}[r]")
-                emit(f"o = {_within(n, kind, count, f'x{kind}', emit)} if {member} else o")
+                within = _within(n, kind, count, f"x{kind}{f}", emit)
+                emit(f"o = {within} if {member} else o")
             else:
                 kind = "iuf"[group.how - VALUES_I]
-                emit(f"x{kind} = {kind}{n}[r]")
-                _lookup(n, kind, member, f"x{kind}", emit)
+                _lookup(n, kind, member, f"x{kind}{f}", f"tg{f}", emit)
+        floats = " | ".join(members[k] for k, g in enumerate(sig.groups) if g.child == "f") \
+            or "False"
         if sig.specials and sig.special_rows:   # floats are common here: in the loop
-            emit(f"xf = f{n}[r]")
-            emit("special = " + " | ".join(SPECIAL_TESTS[k] for k in sig.specials))
-            emit("si = np.uint64(((tg & 1) ^ 1) * 4" + "".join(
-                f" + {SPECIAL_TESTS[k]} * {k}" for k in sig.specials if k) + ")")
-            emit(f"o = sp{n}[si] if special & ({_float_groups(n, sig)}) else o")
-        for child in children(sig):
-            members = " | ".join(f"g{n}_{k}" for k, g in enumerate(sig.groups)
-                                 if g.child == child)
-            emit(f"wc{n}{child} |= np.int64({members}) << j")
+            tests = [SPECIAL_TESTS[k].replace("xf", f"xf{f}") for k in range(4)]
+            emit("special = " + " | ".join(tests[k] for k in sig.specials))
+            emit(f"si = np.uint64(((tg{f} & 1) ^ 1) * 4" + "".join(
+                f" + {tests[k]} * {k}" for k in sig.specials if k) + ")")
+            emit(f"o = sp{n}[si] if special & ({floats}) else o")
+        if sig.specials and not sig.special_rows:
+            emit(f"wsp{n} |= np.int64({floats}) << j")
     emit(f"wv{n} |= np.int64(o == 1) << j")
     emit(f"wk{n} |= np.int64(o < 2) << j")
     if own_words:
@@ -233,19 +278,20 @@ def _atom_row(n: int, sig: AtomSignature, own_words: bool, emit: Emit) -> None:
 
 
 def _fixup(n: int, sig: AtomSignature) -> list[str]:
+    f = sig.field
     """Per word: the float rows of atom ``n`` whose value is a special get the
     atom's own answer for it, visited one by one by their bits."""
     tests = " | ".join(SPECIAL_TESTS[k] for k in sig.specials)
     index = "".join(f" + {SPECIAL_TESTS[k]} * {k}" for k in sig.specials if k)
     return [
-        f"x = wc{n}f",   # the rows of the float groups
+        f"x = wsp{n}",   # the rows of the atom's float groups
         "while x != 0:",
         "    low = x & -x",
         "    j = _DEBRUIJN[((low * 0x03F79D71B4CB0A89) >> 58) & 63]",
         "    x ^= low",
-        f"    xf = f{n}[base + j]",
+        f"    xf = df{f}[base + j]",
         f"    if {tests}:",
-        f"        o = sp{n}[((t{n}[base + j] & 1) ^ 1) * 4{index}]",
+        f"        o = sp{n}[((dt{f}[base + j] & 1) ^ 1) * 4{index}]",
         f"        wv{n} = (wv{n} & ~low) | (low if o == 1 else 0)",
         f"        wk{n} = (wk{n} & ~low) | (low if o < 2 else 0)",
         f"        wfl{n} = (wfl{n} & ~low) | (low if o == 4 else 0)",
@@ -258,8 +304,10 @@ for _i in range(64):
     _DEBRUIJN_TABLE[(((1 << _i) * 0x03F79D71B4CB0A89) & ((1 << 64) - 1)) >> 58] = _i
 
 
-def source(shape: tuple[object, ...], sigs: tuple[AtomSignature, ...]) -> str:
-    """The module source of the fused kernel for ``shape`` over atoms ``sigs``."""
+def source(shape: tuple[object, ...], fields: tuple[FieldSignature, ...],
+           sigs: tuple[AtomSignature, ...]) -> str:
+    """The module source of the fused kernel for ``shape`` over ``fields`` and
+    atoms ``sigs``."""
     body: list[str] = []
 
     def emit(line: str) -> None:
@@ -272,23 +320,27 @@ def source(shape: tuple[object, ...], sigs: tuple[AtomSignature, ...]) -> str:
     own = [bool(sig.specials and not sig.special_rows) for sig in sigs]
     shared = not all(own)   # atoms without words of their own share the row's flags
     starts: list[str] = ["flr = False", "bkr = False"] if shared else []
+    for f, field in enumerate(fields):
+        params += field_parameters(f, field)
+        loads += [f"wc{f}{c} = 0" for c in field.children]
+        if field.source.startswith("v"):
+            loads.append(f"dtv{f}w = dtv{f}[w]")
+        if "b" in field.children:
+            loads.append(f"db{f}w = db{f}[w]")
+        after += [f"wbk |= wc{f}{c} & ~d{_VALID[c]}{f}[w]" for c in field.children]
     for n, sig in enumerate(sigs):
         params += parameters(n, sig)
         hoists += _hoisted(n, sig)
-        words = [f"wv{n}", f"wk{n}"] + ([f"wfl{n}", f"wbk{n}"] if own[n] else [])
-        words += [f"wc{n}{c}" for c in children(sig)]
+        words = [f"wv{n}", f"wk{n}"] + ([f"wfl{n}", f"wbk{n}", f"wsp{n}"] if own[n] else [])
         loads += [f"{w} = 0" for w in words]
-        if sig.source.startswith("v"):
-            loads.append(f"tv{n}w = tv{n}[w]")
-        if "b" in children(sig):
-            loads.append(f"b{n}w = b{n}[w]")
-        for child in children(sig):
-            after.append(f"wbk |= wc{n}{child} & ~{_VALID[child]}{n}[w]")
         if own[n]:
             after += _fixup(n, sig)
             after += [f"wfl |= wfl{n}", f"wbk |= wbk{n}"]
+    for f, field in enumerate(fields):
+        _field_row(f, field, sigs, emit)
+    names: Names = {}
     for n, sig in enumerate(sigs):
-        _atom_row(n, sig, own[n], emit)
+        _atom_row(n, sig, own[n], names, emit)
     if shared:
         emit("wfl |= np.int64(flr) << j")
         emit("wbk |= np.int64(bkr) << j")
@@ -299,7 +351,8 @@ def source(shape: tuple[object, ...], sigs: tuple[AtomSignature, ...]) -> str:
     value, known = _rename(value, len(sigs)), _rename(known, len(sigs))
     indent = "        "
     return f'''"""filtex fused kernel (filtex {__version__}) for {shape!r}
-over {sigs!r}."""
+over {fields!r}
+and {sigs!r}."""
 import math
 import numpy as np
 from filtex.codegen.jit import njit
