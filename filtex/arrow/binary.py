@@ -68,6 +68,26 @@ def evaluate_encoded(flt: Any, column: Any, receiving_connection: Any = None) ->
     return BatchResult(verdicts, result.fallback_rows + len(rows), result.reason)
 
 
+def decode_for(filters: list[Any], column: Any, *, prefix: int = 0) -> Any:
+    """One decoder walk over a column of encoded messages for several filters:
+    the union of the keys, fields and bodies they read (``decode_column``),
+    each filter then evaluated over the one table (the subscription case)."""
+    from ..table.decode import decode_column
+    keys: dict[str, list[str]] = {}
+    fields: list[tuple] = []
+    body = False
+    for flt in filters:
+        if flt.tree is None:
+            continue
+        own_keys, own_fields, own_body = keys_read(flt)
+        for section, names in own_keys.items():
+            keys.setdefault(section, [])
+            keys[section] += [k for k in names if k not in keys[section]]
+        fields += [f for f in own_fields if f not in fields]
+        body |= own_body
+    return decode_column(_cells(column), keys, body=body, fields=fields, prefix=prefix)
+
+
 def from_amqp(column: Any, keys: dict[str, list[str]] | None = None) -> pa.Table:
     """A message table of the messages of a binary column (all their keys, or the
     ``keys`` given per keyed section), bodies included. Rows the numba decoder

@@ -148,3 +148,51 @@ def load_filter(text: str, dialect: str, json_form: bool,
 def say(stream: TextIO | None, text: str) -> None:
     """One line (or several) on a text stream: stderr when None."""
     print(text, file=stream if stream is not None else sys.stderr)
+
+
+class CompileNotice:
+    """Says on a terminal, once a run, that numba is compiling kernels: the
+    first use of the batch engine on a machine compiles them (tens of seconds
+    for the message decoder; cached for every later run), and a silent
+    terminal would look hung. Nothing is said when compiled code is loaded
+    from the cache, nor to a file or pipe."""
+
+    def __init__(self, stream: TextIO, progress: Any = None) -> None:
+        self.stream = stream
+        self.progress = progress
+        self.said = False
+        self._stack: Any = None
+
+    def __enter__(self) -> "CompileNotice":
+        isatty = getattr(self.stream, "isatty", None)
+        if self.said or isatty is None or not isatty():
+            return self
+        from contextlib import ExitStack
+
+        from numba.core import event
+        notice = self
+
+        class Listener(event.Listener):
+            def on_start(self, data: Any) -> None:
+                notice.say()
+
+            def on_end(self, data: Any) -> None:
+                pass
+
+        self._stack = ExitStack()
+        self._stack.enter_context(event.install_listener("numba:compile", Listener()))
+        return self
+
+    def say(self) -> None:
+        if self.said:
+            return
+        self.said = True
+        if self.progress is not None:
+            self.progress.clear()
+        print("filtex: compiling the batch kernels for this machine (once: later runs "
+              "load them from the cache)...", file=self.stream, flush=True)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._stack is not None:
+            self._stack.close()
+            self._stack = None

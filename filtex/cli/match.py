@@ -39,6 +39,7 @@ from operator import itemgetter, not_
 from typing import Any, Callable, Iterator
 
 from ..files import read_records, write_records
+from . import frames
 from .common import BAD, NO_MATCH, OK, CommandError, require
 from .definition import compile_named, file_name_hint, names_a_file, single_filter
 from .live import LiveStream, live_batches
@@ -217,6 +218,7 @@ class _Matcher:
         self.sizes = _sizes(inputs)
         self.total = sum(self.sizes) if None not in self.sizes else None
         self.done_bytes = 0
+        self.at = 0   # the byte of a framed file the batch engine has reached
         self.next_input = 0
         self.current: tuple[int, Callable[[], float | None]] | None = None
         if self.total:
@@ -272,6 +274,13 @@ class _Matcher:
                 if stream is None:   # Python's stdin when fd 0 is closed (``<&-``)
                     raise OSError(errno.EBADF, "stdin is closed")
                 stream = getattr(stream, "buffer", stream)
+                if self.framed(stream, size):   # a framed file: the batch engine
+                    if self.use_format("amqp", shown):
+                        total = size or 1
+                        self.at = 0
+                        self.current = (total, lambda: self.at / total)
+                        frames.read(self, stream, shown)
+                    return
                 live = size is None and _live(stream)   # a pipe or terminal
                 if live:   # batches of what has come, so a live stream's matches show
                     stream = LiveStream(stream.fileno())
@@ -313,6 +322,30 @@ class _Matcher:
                         self.flush_outputs()
                 if stop:
                     raise _Stop
+
+    def framed(self, stream: Any, size: int | None) -> bool:
+        """Whether ``stream`` is a framed file the batch engine reads
+        (``frames.py``): a regular file of ``COLUMNAR_BYTES`` or more, without
+        ``--strict``, with the ``arrow`` extra installed. Its first bytes are
+        read and put back."""
+        engine = getattr(self.args, "engine", "auto")
+        if engine == "messages" or size is None or self.args.strict or \
+                self.args.format not in (None, "amqp"):
+            return False
+        if engine == "auto" and (size < frames.COLUMNAR_BYTES or not (
+                frames.warm() or size >= frames.COLD_BYTES)):
+            return False
+        if not frames.available():
+            if engine == "batch":
+                require(("pyarrow", "numba"), "arrow", "--engine batch")
+            return False
+        try:
+            start = stream.tell()
+            head = stream.read(1)
+            stream.seek(start)
+        except (OSError, ValueError):   # not seekable after all
+            return False
+        return head == b"\0" if self.args.format is None else True
 
     def read_table(self, source: str, shown: str, fmt: str, size: int | None) -> None:
         """A Parquet or Arrow IPC table, a record batch at a time, through the

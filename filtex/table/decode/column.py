@@ -116,13 +116,13 @@ def _new_state(nslots: int) -> tuple:
     return ht, arena, log, meta, counts
 
 
-def _collect_keys(parts: list[tuple]) -> dict[str, list[str]]:
+def _collect_keys(parts: list[tuple], prefix: int) -> dict[str, list[str]]:
     ht, arena, log, meta, counts = _new_state(4)
     for raw, offs, bits, bit0, n in parts:
         row = 0
         while row < n:
-            row, strings, size = _collect(raw, offs, bits, bit0, row, n, ht, arena, log, meta,
-                                          counts)
+            row, strings, size = _collect(raw, offs, prefix, bits, bit0, row, n, ht, arena, log,
+                                          meta, counts)
             if row < n:
                 ht, arena, log = _grown(ht, arena, log, meta, strings, size)
     offsets, data, base = _dictionaries(log, int(meta[0]), arena, counts)
@@ -135,8 +135,8 @@ def _collect_keys(parts: list[tuple]) -> dict[str, list[str]]:
 
 
 def decode_column(column: Any, keys: dict[str, Iterable[str]] | None = None, *,
-                  body: bool = False, fields: Iterable[tuple[str, str]] | None = None
-                  ) -> Decoded:
+                  body: bool = False, fields: Iterable[tuple[str, str]] | None = None,
+                  prefix: int = 0) -> Decoded:
     """The message table of a column of AMQP-encoded messages (one message a
     cell), and the rows the kernel could not decode exactly.
 
@@ -157,12 +157,15 @@ def decode_column(column: Any, keys: dict[str, Iterable[str]] | None = None, *,
     fields null): evaluate it from the original bytes with the per-message
     engine. Every other row equals ``message_table`` of its bytes, projected
     to the requested keys.
+
+    ``prefix``: bytes at the start of every cell that are not the message (a
+    frame's 4-byte size: a framed file's frames are then a zero-copy column).
     """
     chunks = _chunks(column)
     n = sum(len(c) for c in chunks)
     parts = [(*_buffers(c), len(c)) for c in chunks]
     all_keys = keys is None
-    plan = _collect_keys(parts) if all_keys else _requested(keys)
+    plan = _collect_keys(parts, prefix) if all_keys else _requested(keys)
 
     # slots: header fields, properties fields, then the requested keys by section
     stored = None if fields is None else set(fields)
@@ -222,7 +225,7 @@ def decode_column(column: Any, keys: dict[str, Iterable[str]] | None = None, *,
         row = 0
         while row < count:
             row, strings, size, binary, entries, dirty = _kernel(
-                raw, offs, bits, bit0, row0, row, count, want_, wide, walk, all_keys, kb, ko,
+                raw, offs, prefix, bits, bit0, row0, row, count, want_, wide, walk, all_keys, kb, ko,
                 ksec, kslot, kflag, kt, klen_ok, tags, v64, v32, xlens, status, bodies,
                 seen_tags, ht, arena, log, xarena, meta, counts, *key_state)
             if entries:   # a map bigger than the key dictionary: a bigger one, empty
@@ -249,12 +252,12 @@ def decode_column(column: Any, keys: dict[str, Iterable[str]] | None = None, *,
     value_column = sequence_column = None
     if body:
         value_column, sequence_column = _bodies(chunks, np.flatnonzero((bodies != 0) & ~undecoded),
-                                                undecoded, n)
+                                                undecoded, n, prefix)
         if value_column is None:   # a body undecodable after its row was committed
             tags[:, undecoded] = 0
             seen_tags = _seen_tags(tags)
             value_column, sequence_column = _bodies(
-                chunks, np.flatnonzero((bodies != 0) & ~undecoded), undecoded, n)
+                chunks, np.flatnonzero((bodies != 0) & ~undecoded), undecoded, n, prefix)
 
     offsets, strings, base = _dictionaries(log, int(meta[0]), arena, counts)
     columns = _Columns(n, tags, v64, v32, xlens, xarena, seen_tags, offsets, strings, base)
@@ -291,7 +294,7 @@ def decode_column(column: Any, keys: dict[str, Iterable[str]] | None = None, *,
 
 
 def _bodies(chunks: list[pa.Array], rows: np.ndarray, undecoded: np.ndarray,
-            n: int) -> tuple[pa.Array | None, pa.Array | None]:
+            n: int, prefix: int = 0) -> tuple[pa.Array | None, pa.Array | None]:
     """The amqp-value and amqp-sequence columns as ``message_table`` makes them,
     decoded in Python for the rows that have such a body. A row whose body
     cannot be stored exactly is marked undecoded: then (None, None), to be
@@ -305,7 +308,7 @@ def _bodies(chunks: list[pa.Array], rows: np.ndarray, undecoded: np.ndarray,
         failed = False
         for r in rows.tolist():
             which = int(np.searchsorted(starts, r, side="right")) - 1
-            cell = chunks[which][r - int(starts[which])].as_py()
+            cell = chunks[which][r - int(starts[which])].as_py()[prefix:]
             try:
                 message = EncodedMessage(cell)
                 value = message._filtex_amqp_value

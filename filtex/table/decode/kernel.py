@@ -21,7 +21,7 @@ next address; the sections before a body are typically within 400 bytes."""
 
 
 @njit(cache=True)
-def _kernel(data, offs, bits, bits_offset, row0, start, count,
+def _kernel(data, offs, skip, bits, bits_offset, row0, start, count,
             want, wide, walk, all_keys, kb, ko, ksec, kslot, kflag, kt, klen_ok,
             tags, v64, v32, xlens, status, bodies, seen_tags,
             ht, arena, log, xarena, meta, counts, kd, kdt, kda, kdm, kpos):
@@ -90,7 +90,7 @@ def _kernel(data, offs, bits, bits_offset, row0, start, count,
     for local_row in range(start, count):
         r = row0 + local_row
         if local_row + _PREFETCH < count:
-            ahead = np.int64(offs[local_row + _PREFETCH])
+            ahead = np.int64(offs[local_row + _PREFETCH]) + skip
             if 0 <= ahead < size:
                 for line in range(_PREFETCH_LINES):
                     _prefetch(d + ahead + 64 * line)
@@ -99,7 +99,7 @@ def _kernel(data, offs, bits, bits_offset, row0, start, count,
             if (bits[i >> 3] >> (i & 7)) & 1 == 0:
                 status[r] = 2
                 continue
-        p = np.int64(offs[local_row])
+        p = np.int64(offs[local_row]) + skip
         end = np.int64(offs[local_row + 1])
         if p < 0 or end < p or end > size:
             status[r] = 2
@@ -337,7 +337,7 @@ def _kernel(data, offs, bits, bits_offset, row0, start, count,
 
 
 @njit(cache=True)
-def _collect(data, offs, bits, bits_offset, start, count, ht, arena, log, meta, counts):
+def _collect(data, offs, skip, bits, bits_offset, start, count, ht, arena, log, meta, counts):
     """Every distinct key of the keyed sections (slot = the section's number),
     valid ones, first seen first, from the maps that are well formed. Returns
     as the kernel does: ``(row, strings, size)``, row == count when done."""
@@ -360,7 +360,7 @@ def _collect(data, offs, bits, bits_offset, start, count, ht, arena, log, meta, 
             i = bits_offset + local_row
             if (bits[i >> 3] >> (i & 7)) & 1 == 0:
                 continue
-        p = np.int64(offs[local_row])
+        p = np.int64(offs[local_row]) + skip
         end = np.int64(offs[local_row + 1])
         if p < 0 or end < p or end > size:
             continue

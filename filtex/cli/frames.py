@@ -1,0 +1,166 @@
+"""``filtex match`` over a framed AMQP file at the batch engine's speed.
+
+A regular framed file past ``COLUMNAR_BYTES`` is read a chunk at a time as a
+zero-copy binary column (``table/frames.py``), decoded once for every
+subscription (the union of what they read: ``arrow.binary.decode_for``), and
+each subscription evaluated over the decoded table by its kernel. What the
+decoder leaves (``undecoded`` rows) is read as the per-message path reads it:
+a frame whose sections cannot be found, or an empty one, is an unreadable
+record, reported at its position; any other is evaluated from its bytes.
+Matching frames are copied out as they were read, byte for byte. Counts,
+reports, ``--invert`` and ``-q`` are the per-message path's; tiny inputs,
+``--strict`` (which stops at the first unreadable record) and pipes keep
+that path (``match.py``).
+"""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+COLUMNAR_BYTES = 1 << 20
+"""Framed files from this size on are read as columns (1 MiB: about a
+thousand messages; below it numba's first call is not worth it)..."""
+COLD_BYTES = 1 << 29
+"""...once the kernels are compiled (``warm``); before, from this size on (512
+MiB: the first use compiles for about 20 s, what the per-message path takes
+for some 600 MB of messages)."""
+
+
+def _marker() -> Any:
+    import numba
+
+    from .._version import __version__
+    from ..codegen.jit import cache_directory
+    return cache_directory() / f"batch-ready-{__version__}-numba-{numba.__version__}"
+
+
+def warm() -> bool:
+    """Whether this machine's kernel cache holds the batch kernels (a batch run
+    has completed with it)."""
+    try:
+        return bool(_marker().exists())
+    except (ImportError, OSError):
+        return False
+
+
+def _mark_warm() -> None:
+    try:
+        marker = _marker()
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:
+        pass   # an unwritable cache: the next run decides by size again
+
+
+def available() -> bool:
+    """Whether the batch engine can run (the ``arrow`` extra)."""
+    try:
+        import numba  # noqa: F401
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def read(matcher: Any, stream: Any, shown: str) -> None:
+    """Every frame of a framed file through every subscription."""
+    from ..table.frames import Fatal, read_frames
+    from .common import CompileNotice
+    notice = CompileNotice(sys.stderr, matcher.progress)
+    for part in read_frames(stream):
+        matcher.at = part.base if not isinstance(part, Fatal) else matcher.at
+        if isinstance(part, Fatal):   # the rest of the input cannot be read
+            matcher.unreadable.add(f"{shown}: {part.position}", part.reason, sys.stderr,
+                                   matcher.progress.clear)
+            matcher.failed = True
+            return
+        with notice:
+            evaluate(matcher, part, shown)
+    _mark_warm()
+
+
+def evaluate(matcher: Any, part: Any, shown: str) -> None:
+    """Every subscription over one chunk of frames."""
+    import filtex.arrow as fa
+    from ..amqp.encoded import EncodedMessage
+    from ..arrow.binary import decode_for
+    subscriptions = matcher.subscriptions
+    clock = time.perf_counter
+    started = clock()
+    n = len(part.cells)
+    decoded = decode_for([sub.filter for sub in subscriptions], part.cells, prefix=4)
+    readable = np.ones(n, bool)
+    by_bytes: dict[int, Any] = {}   # rows the decoder left: read as the per-message path does
+    sizes = part.sizes()
+    for row in np.flatnonzero(decoded.undecoded | (sizes == 0)).tolist():
+        if sizes[row] == 0:
+            problem: str | None = "empty frame (size 0): not a message"
+        else:
+            message = EncodedMessage(part.payload(row))
+            problem = message.problem
+        if problem is not None:
+            readable[row] = False
+            matcher.unreadable.add(f"{shown}: {part.position(row)}", problem, sys.stderr,
+                                   matcher.progress.clear)
+        else:
+            by_bytes[row] = message
+    count = int(readable.sum())
+    matcher.messages += count
+    share = (clock() - started) / len(subscriptions)   # the one decoding, shared
+    invert = matcher.args.invert
+    selected = 0
+    for sub in subscriptions:
+        started = clock()
+        verdicts = fa.evaluate(sub.filter, decoded.table).verdicts
+        true = verdicts.fill_null(False).to_numpy(zero_copy_only=False).copy()
+        known = verdicts.is_valid().to_numpy(zero_copy_only=False).copy()
+        for row, message in by_bytes.items():
+            verdict = sub.evaluate(message)
+            true[row], known[row] = verdict is True, verdict is not None
+        true &= readable
+        unknown = readable & ~known
+        sub.seconds += clock() - started + share
+        sub.evaluated += count
+        matched = int(true.sum())
+        sub.matched += matched
+        selected += count - matched if invert else matched
+        missing = int(unknown.sum())
+        if missing:
+            sub.unknown += missing
+            _reasons(sub, part, np.flatnonzero(unknown), by_bytes)
+        if sub.output is not None:
+            chosen = (readable & ~true) if invert else true
+            _write(sub.output, part, chosen)
+    if selected and matcher.args.quiet:
+        from .match import _Found
+        raise _Found
+    matcher.show_progress()
+
+
+def _reasons(sub: Any, part: Any, rows: np.ndarray, by_bytes: dict[int, Any]) -> None:
+    """Why results were unknown, for the subscription's first few (as
+    ``Subscription.note_unknown``)."""
+    from ..amqp.encoded import EncodedMessage
+    room = sub.sample - sum(sub.reasons.values())
+    for row in rows[:max(room, 0)].tolist():
+        message = by_bytes.get(row) or EncodedMessage(part.payload(row))
+        sub.reasons[sub.filter.outcome(message).reason or "unknown"] += 1
+
+
+def _write(stream: Any, part: Any, chosen: np.ndarray) -> None:
+    """The chosen frames, size and bytes, as they were read, in one write."""
+    rows = np.flatnonzero(chosen)
+    if not len(rows):
+        return
+    starts, ends = part.offsets[rows], part.offsets[rows + 1]
+    data = part.data
+    if len(rows) == len(part.offsets) - 1:   # every frame: the chunk's bytes as they are
+        stream.write(data[int(starts[0]):int(ends[-1])].tobytes())
+        return
+    lengths = ends - starts
+    index = np.repeat(starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+    index += np.arange(int(lengths.sum()), dtype=np.int64)
+    stream.write(data[index].tobytes())

@@ -1,0 +1,148 @@
+"""``filtex match --engine batch`` over framed files (``cli/frames.py``) against
+``--engine messages``, on the same files: the same exit status, the
+same counts and unknown reasons, the same unreadable records reported at the
+same positions, and the same output files byte for byte. The inputs are the
+hostile message generator's (mutated encodings, malformed sections, values of
+every type), with empty frames, a frame too large and a file cut inside a
+frame. Each run is a child process: a kernel reading past a buffer would be a
+crash of that process, reported here, not of the test run.
+"""
+from __future__ import annotations
+
+import json
+import random
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("numba")
+pytest.importorskip("pyarrow")
+
+from hostile_messages import SQL, messages  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+RUN = "import sys; from filtex.cli import main; sys.exit(main(sys.argv[1:]))"
+NAMED = {f"s{i}": text for i, text in enumerate(SQL[::3])}
+
+
+def _frames(raws: list[bytes]) -> bytes:
+    return b"".join(struct.pack(">I", len(raw)) + raw for raw in raws)
+
+
+def _run(engine: str, argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, "-c", RUN, "match", "--engine", engine, *argv], cwd=cwd,
+                          capture_output=True, text=True, timeout=600,
+                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode in (0, 1, 2), (done.returncode, done.stderr)
+    return done
+
+
+def _report(stderr: str) -> list[str]:
+    """The report without its timings."""
+    return [line for line in stderr.splitlines() if "msgs/s" not in line]
+
+
+def _both(tmp_path: Path, data: bytes, extra: list[str]) -> None:
+    """The file through both paths, everything compared."""
+    (tmp_path / "in.amqp").write_bytes(data)
+    results = {}
+    for path, threshold in (("rows", "messages"), ("columns", "batch")):
+        out = tmp_path / path
+        out.mkdir(exist_ok=True)
+        filters = [a for name, text in NAMED.items() for a in ("--filter", f"{name}={text}")]
+        written = _run(threshold, [*filters, *extra, "-o", f"{path}/{{name}}.amqp", "in.amqp"],
+                       tmp_path)
+        counted = _run(threshold, [*filters, *extra, "--count", "--json", "in.amqp"], tmp_path)
+        counts = json.loads(counted.stdout)
+        counts.pop("seconds")
+        results[path] = (written.returncode, _report(written.stderr), counted.returncode,
+                         counts, {name: (out / f"{name}.amqp").read_bytes() for name in NAMED})
+    assert results["columns"] == results["rows"]
+
+
+@pytest.mark.parametrize("seed", [3, 17])
+def test_hostile_frames_give_the_per_message_paths_results(tmp_path, seed):
+    raws = messages(250, seed)
+    rng = random.Random(seed)
+    for _ in range(5):   # empty frames among them
+        raws.insert(rng.randrange(len(raws)), b"")
+    _both(tmp_path, _frames(raws), [])
+
+
+def test_invert_and_the_ends_of_a_file(tmp_path):
+    raws = messages(120, 5)
+    data = _frames(raws)
+    _both(tmp_path, data[:-9], ["--invert"])   # cut inside the last frame
+    _both(tmp_path, data[:-2] if len(raws[-1]) > 2 else data, [])
+    too_large = _frames(raws[:40]) + struct.pack(">I", (64 << 20) + 1) + b"x" * 16
+    _both(tmp_path, too_large, [])
+
+
+def test_a_quiet_run_answers_as_the_per_message_path(tmp_path):
+    (tmp_path / "in.amqp").write_bytes(_frames(messages(60, 9)))
+    for text in ("TRUE", "FALSE", "a = 1"):
+        codes = {_run(threshold, ["-q", text, "in.amqp"], tmp_path).returncode
+                 for threshold in ("messages", "batch")}
+        assert len(codes) == 1, text
+
+
+def test_large_frames_and_small_chunks(tmp_path, monkeypatch):
+    """Frames larger than a chunk, and chunks cutting frames anywhere: the
+    chunk reader (``table/frames.py``) gives every frame once, in order, mapped
+    or read from a stream."""
+    import io
+
+    import filtex.table.frames as reader
+    raws = [bytes([i % 251]) * ((i * 7919) % 5000) for i in range(300)] + [b"y" * 70_000]
+    data = _frames(raws)
+    path = tmp_path / "in.amqp"
+    path.write_bytes(data)
+    for chunk in (64, 1000, 4096, 1 << 20):
+        for source in ("map", "stream"):
+            got: list[bytes] = []
+            stream = path.open("rb") if source == "map" else io.BytesIO(data)
+            with stream:
+                for part in reader.read_frames(stream, chunk_bytes=chunk):
+                    assert isinstance(part, reader.Frames), part
+                    got += [part.payload(r) for r in range(len(part.cells))]
+                    assert part.cells.to_pylist() == [
+                        struct.pack(">I", len(p)) + p for p in got[-len(part.cells):]]
+            assert got == raws, (chunk, source)
+
+
+@pytest.mark.parametrize("engine, size, warm, expected", [
+    ("auto", 1000, True, False), ("auto", 2 << 20, True, True), ("auto", 2 << 20, False, False),
+    ("auto", 3 << 20, False, True), ("messages", 3 << 20, True, False),
+    ("batch", 1000, False, True)])
+def test_which_path_a_framed_file_takes(tmp_path, monkeypatch, capsys, engine, size, warm,
+                                        expected):
+    """``auto``: the batch engine for files of 1 MiB or more once its kernels are
+    compiled (a marker in the kernel cache says so), or for files past
+    ``COLD_BYTES`` (here 2.5 MiB) before; ``messages`` and ``batch`` as named."""
+    import filtex.cli.frames as frames
+    from filtex.cli import main
+    raws = messages(40, 2)
+    one = _frames(raws)
+    (tmp_path / "in.amqp").write_bytes((one * (1 + size // len(one)))[:size] if size > len(one)
+                                       else one)
+    taken = []
+    monkeypatch.setattr(frames, "warm", lambda: warm)
+    monkeypatch.setattr(frames, "COLD_BYTES", 5 << 19)
+    monkeypatch.setattr(frames, "read", lambda *a: taken.append(True))
+    monkeypatch.chdir(tmp_path)
+    main(["match", "--engine", engine, "--count", "a = 1", "in.amqp"])
+    capsys.readouterr()
+    assert bool(taken) is expected
+
+
+def test_a_batch_run_marks_the_kernel_cache_ready(tmp_path, monkeypatch):
+    import filtex.cli.frames as frames
+    from filtex.codegen import jit
+    monkeypatch.setattr(jit, "_directory", tmp_path)   # set_cache_directory, undone after
+    assert not frames.warm()
+    frames._mark_warm()
+    assert frames.warm() and list(tmp_path.glob("batch-ready-*"))
