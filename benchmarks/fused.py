@@ -73,7 +73,6 @@ def main(argv: list[str] | None = None) -> int:
     args = _args(argv)
     os.environ["POLARS_MAX_THREADS"] = str(args.threads)   # before polars is imported
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    import numpy as np
     import pyarrow as pa
 
     import filtex

@@ -65,8 +65,9 @@ def available() -> bool:
     return True
 
 
-def read(matcher: Any, stream: Any, shown: str) -> None:
-    """Every frame of a framed file through every subscription."""
+def read(matcher: Any, stream: Any, shown: str) -> bool:
+    """Every frame of a framed file through every subscription; True when ``-q``
+    can stop (a message was selected)."""
     from ..table.frames import Fatal, read_frames
     from .common import CompileNotice
     notice = CompileNotice(sys.stderr, matcher.progress)
@@ -76,14 +77,17 @@ def read(matcher: Any, stream: Any, shown: str) -> None:
             matcher.unreadable.add(f"{shown}: {part.position}", part.reason, sys.stderr,
                                    matcher.progress.clear)
             matcher.failed = True
-            return
+            return False
         with notice:
-            evaluate(matcher, part, shown)
+            selected = evaluate(matcher, part, shown)
+        if selected and matcher.args.quiet:
+            return True
     _mark_warm()
+    return False
 
 
-def evaluate(matcher: Any, part: Any, shown: str) -> None:
-    """Every subscription over one chunk of frames."""
+def evaluate(matcher: Any, part: Any, shown: str) -> int:
+    """Every subscription over one chunk of frames; the messages selected."""
     import filtex.arrow as fa
     from ..amqp.encoded import EncodedMessage
     from ..arrow.binary import decode_for
@@ -134,10 +138,8 @@ def evaluate(matcher: Any, part: Any, shown: str) -> None:
         if sub.output is not None:
             chosen = (readable & ~true) if invert else true
             _write(sub.output, part, chosen)
-    if selected and matcher.args.quiet:
-        from .match import _Found
-        raise _Found
     matcher.show_progress()
+    return selected
 
 
 def _reasons(sub: Any, part: Any, rows: np.ndarray, by_bytes: dict[int, Any]) -> None:

@@ -279,7 +279,8 @@ class _Matcher:
                         total = size or 1
                         self.at = 0
                         self.current = (total, lambda: self.at / total)
-                        frames.read(self, stream, shown)
+                        if frames.read(self, stream, shown):
+                            raise _Found
                     return
                 live = size is None and _live(stream)   # a pipe or terminal
                 if live:   # batches of what has come, so a live stream's matches show
