@@ -52,7 +52,7 @@ def count() -> Counter:
         fa.evaluate(flt, fa.message_table([case["message"]]), rc)
         by_dialect.setdefault(case["dialect"], []).append(case)
     one_row = len({k for k in keys if k[0] == "fused"})
-    for dialect, group in by_dialect.items():
+    for group in by_dialect.values():
         table = fa.message_table([c["message"] for c in group])
         for case in group:
             fa.evaluate(compile_case(case), table, case["message"].get("receiving-connection"))
