@@ -285,12 +285,20 @@ def _value_struct(member: pa.Array, deep: set[str] | None) -> FieldArrays:
     return out
 
 
-def back_rows(batch: pa.RecordBatch, fields: tuple) -> np.ndarray:
-    """uint8 per row: 1 where a section the filter reads has residual entries."""
-    back = np.zeros(batch.num_rows, np.uint8)
+def residuals(batch: pa.RecordBatch, fields: tuple) -> list[pa.Array]:
+    """The residual columns with entries of the sections the filter reads."""
     sections = {f[0] for f in fields if f[0] in ("header", "properties") + KEYED}
+    found = []
     for section in sorted(sections):
         rest = _column(batch, rest_column(section))
         if rest is not None and guard.valid_count(rest):
-            back |= guard.valid_rows(rest).view(np.uint8)
+            found.append(rest)
+    return found
+
+
+def back_rows(batch: pa.RecordBatch, fields: tuple) -> np.ndarray:
+    """uint8 per row: 1 where a section the filter reads has residual entries."""
+    back = np.zeros(batch.num_rows, np.uint8)
+    for rest in residuals(batch, fields):
+        back |= guard.valid_rows(rest).view(np.uint8)
     return back

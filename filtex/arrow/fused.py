@@ -43,7 +43,7 @@ from ..table.schema import (CHILD_OF_TAG, DOUBLE, FLOAT, HEADER_TYPES, PROPERTIE
 from . import fused_source as fs
 from . import kernel as kernels
 from .columns import (FieldArrays, _bits, _column, _member, _strings, _Unreadable, _values,
-                      back_rows, field_arrays, possible_tags)
+                      back_rows, field_arrays, possible_tags, residuals)
 from .passes import ArithPass
 from .parallel import bit_of, in_parallel, readonly, rows_of_words, set_bits
 from .row_path import row_by_row
@@ -463,8 +463,10 @@ def evaluate_batch(flt: Any, ready: PreparedPlan, batch: pa.RecordBatch, rc: Any
     kernel = kernels.cached(("fused", shape, field_sigs, signatures),
                             lambda: fs.source(shape, field_sigs, signatures), "kernel")
     count = (n + 63) >> 6
-    residual = np.zeros(8 * count, np.uint8)
-    residual[:(n + 7) >> 3] = np.packbits(back_rows(batch, ready.plan.fields), bitorder="little")
+    residual = np.zeros(8 * count, np.uint8)   # rows with residual entries: back
+    if residuals(batch, ready.plan.fields):   # (rare: no pass over the rows otherwise)
+        residual[:(n + 7) >> 3] = np.packbits(back_rows(batch, ready.plan.fields),
+                                              bitorder="little")
     residual_words = readonly(residual.view(np.int64))
     out_v, out_k, out_b = (np.zeros(count, np.int64) for _ in range(3))
 
