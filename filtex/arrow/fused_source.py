@@ -144,7 +144,7 @@ def _membership(tags: tuple[int, ...] | list[int], tg: str) -> str:
 
 def _hoisted(n: int, sig: AtomSignature) -> list[str]:
     """Loop-invariant loads: constants, unrolled intervals, table sizes."""
-    lines = [f"oc{n}_{k} = oc{n}[{k}]" for k, g in enumerate(sig.groups)
+    lines = [f"oc{n}_{k} = np.int32(oc{n}[{k}])" for k, g in enumerate(sig.groups)
              if g.how in (CONSTANT, ONE_STRING)]
     for kind, count in (("i", sig.ints), ("u", sig.uints), ("f", sig.doubles)):
         for j in range(count if count is not None and count > 0 else 0):
@@ -152,9 +152,9 @@ def _hoisted(n: int, sig: AtomSignature) -> list[str]:
                       f"{kind}s{n}_{j}_1 = {kind}s{n}[{j}, 1]"]
     for k, group in enumerate(sig.groups):   # a string table's last entry: BACK
         if group.how in (STRINGS, ONE_STRING):
-            lines.append(f"sz{n}_{k} = np.uint64(width{n}_{k} - 1)")
+            lines.append(f"sz{n}_{k} = np.uint32(width{n}_{k} - 1)")
     if _has(sig, BOOLS):
-        lines += [f"bt{n}_0 = bt{n}[0]", f"bt{n}_1 = bt{n}[1]"]
+        lines += [f"bt{n}_0 = np.int32(bt{n}[0])", f"bt{n}_1 = np.int32(bt{n}[1])"]
     return lines
 
 
@@ -191,8 +191,8 @@ def _lookup(n: int, kind: str, member: str, x: str, tg: str, emit: Emit) -> None
     emit("            lo = mid + 1")
     emit("        else:")
     emit("            hi = mid")
-    emit(f"    o = {outs}[lo] if lo < {keys}.shape[0] and {tags}[lo] == {tg} "
-         f"and {keys}[lo] == {x} else 8")
+    emit(f"    o = np.int32({outs}[lo]) if lo < {keys}.shape[0] and {tags}[lo] == {tg} "
+         f"and {keys}[lo] == {x} else BACK")
 
 
 def _float_groups(n: int, sig: AtomSignature) -> str:
@@ -209,7 +209,7 @@ def _field_row(f: int, field: FieldSignature, sigs: tuple[AtomSignature, ...],
     emit(f"tg{f} = dt{f}[r]" if field.source == "t" else
          f"tg{f} = {int(field.source[1:])} * ((dtv{f}w >> j) & 1)")
     if hows & {STRINGS, ONE_STRING}:
-        emit(f"cu{f} = np.uint64(np.uint32(dc{f}[r]))")
+        emit(f"cu{f} = np.uint32(dc{f}[r])")
     for kind, kinds in (("i", {INTS, VALUES_I}), ("u", {UINTS, VALUES_U})):
         if hows & kinds:
             emit(f"x{kind}{f} = d{kind}{f}[r]")
@@ -238,7 +238,7 @@ def _atom_row(n: int, sig: AtomSignature, own_words: bool, names: Names, emit: E
                 name = names[(f, group.tags)] = f"g{n}_{k}"
                 emit(f"{name} = {_membership(group.tags, f'tg{f}')}")
             members.append(name)
-        emit("o = 8")
+        emit("o = BACK")
         for k, group in enumerate(sig.groups):
             member = members[k]
             if group.how == CONSTANT:
@@ -246,14 +246,14 @@ def _atom_row(n: int, sig: AtomSignature, own_words: bool, names: Names, emit: E
             elif group.how == STRINGS:
                 emit(f"o = st{n}_{k}[min(cu{f}, sz{n}_{k})] if {member} else o")
             elif group.how == ONE_STRING:
-                emit(f"o = (oc{n}_{k} if cu{f} < sz{n}_{k} else 8) if {member} else o")
+                emit(f"o = (oc{n}_{k} if cu{f} < sz{n}_{k} else BACK) if {member} else o")
             elif group.how == BOOLS:
                 emit(f"o = (bt{n}_1 if (db{f}w >> j) & 1 else bt{n}_0) if {member} else o")
             elif group.how in (INTS, UINTS, DOUBLES):
                 kind = "iuf"[group.how - INTS]
                 count = (sig.ints, sig.uints, sig.doubles)[group.how - INTS]
                 within = _within(n, kind, count, f"x{kind}{f}", emit)
-                emit(f"o = {within} if {member} else o")
+                emit(f"o = np.int32({within}) if {member} else o")
             else:
                 kind = "iuf"[group.how - VALUES_I]
                 _lookup(n, kind, member, f"x{kind}{f}", f"tg{f}", emit)
@@ -264,7 +264,7 @@ def _atom_row(n: int, sig: AtomSignature, own_words: bool, names: Names, emit: E
             emit("special = " + " | ".join(tests[k] for k in sig.specials))
             emit(f"si = np.uint64(((tg{f} & 1) ^ 1) * 4" + "".join(
                 f" + {tests[k]} * {k}" for k in sig.specials if k) + ")")
-            emit(f"o = sp{n}[si] if special & ({floats}) else o")
+            emit(f"o = np.int32(sp{n}[si]) if special & ({floats}) else o")
         if sig.specials and not sig.special_rows:
             emit(f"wsp{n} |= np.int64({floats}) << j")
     emit(f"wv{n} |= np.int64(o == 1) << j")
@@ -363,6 +363,7 @@ _DEBRUIJN = np.array({_DEBRUIJN_TABLE!r}, np.int64)
 @njit(cache=True, nogil=True)
 def kernel(w0, w1, n, back, out_v, out_k, out_b, {", ".join(params)}):
 {chr(10).join("    " + h for h in hoists)}
+    BACK = np.int32(8)
     held = 0
     for w in range(w0, w1):
         base = w << 6
