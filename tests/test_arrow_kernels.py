@@ -266,6 +266,21 @@ def test_constants_do_not_change_the_kernel():
     assert kernel.compiled(a.shape) is kernel.compiled(b.shape)
 
 
+def test_constants_and_tables_do_not_change_the_fused_kernel():
+    """The fused kernel's signature holds no constant, string table or interval:
+    filters that differ only in them share it (over the same schema)."""
+    source = [filtex.Message(application_properties={"c": v, "s": w}) for v, w in
+              [(17, "EU-DE"), (4711, "US-CA"), ("x", None), (2.5, "EU-FR")]]
+    table = fa.message_table(source)
+    kernel._memory.clear()
+    agree(filtex.compile_sql("c = 17 AND s LIKE 'EU-%'"), table, source)
+    count = len(kernel._memory)
+    for text in ["c = 4711 AND s LIKE 'US-%'", "c = 99 AND s LIKE 'U_-CA'",
+                 "c BETWEEN 1 AND 20 AND s = 'EU-FR'"]:
+        agree(filtex.compile_sql(text), table, source)
+    assert len(kernel._memory) == count
+
+
 def test_the_disk_cache_is_shared_by_processes(tmp_path):
     """Two processes compile the same new shape at once into one directory; both
     agree with the per-message engine, and the directory holds one module: the

@@ -1,19 +1,21 @@
 """The fused batch engine: one kernel pass per batch, whatever the filter.
 
 Lowered from the predicate plan (``plan/``), like the pass-per-atom engine
-(``engine._kernel_batch``), which stays as the reference it is checked against.
-Per batch:
+(``passes.py``), which stays as the reference it is checked against. Per batch:
 
 1. every field the atoms read becomes a *view* of its Arrow buffers, without a
    copy: a tag per row (a VALUE struct) or a validity bitmap and one tag (a
    typed header or properties field, read in its own width), its children,
    validity bitmaps as 64-bit words;
-2. every atom's tag plan (``plan/atoms.TagPlan``) becomes an entry table
-   (per tag: its constant outcome, the class of its answer, the child whose
-   validity the row needs), a string table over the batch's dictionary, its
-   intervals, boolean table, float specials and the value tables learned so far;
-3. the fused kernel of the filter's signature (``fused_source.py``) computes
-   every row's verdict in one pass and marks the rows it cannot answer;
+2. every atom's tag plan (``plan/atoms.TagPlan``) becomes *groups*: the tags it
+   answers the same way (one constant, one string table over the batch's
+   dictionary, the boolean table, intervals over a child, learned values, one
+   answer for every dictionary entry) and the child whose validity their rows
+   need; each group's parameters are arguments (constants, tables, intervals,
+   the float specials' answers, the value tables learned so far);
+3. the fused kernel of the filter's signature (``fused_source.py``: the shape,
+   the fields, the groups) computes every row's verdict in one pass and marks
+   the rows it cannot answer;
 4. rows of a tag answered per value (``DATA``) whose value is not learned yet
    are the only ones whose values are read apart: their distinct values are
    run once by the per-message engine (``oracle.value_outcomes``), kept in the
