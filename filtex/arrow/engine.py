@@ -1,13 +1,15 @@
 """The batch engine: any filter over a message table, kernels where they exist.
 
-``evaluate(filter, data)`` plans the filter once (``plan/prepared.py``), takes
-each atom's decisions per type tag from the plan (``plan/atoms.py``), runs
-the compiled kernel of the filter's shape over every record batch, and
-evaluates the rows the kernel handed back (residual entries, tags whose
-values it cannot read, tables whose tags and children disagree) with the
-per-message engine over row views. A filter with no kernel form runs row by
-row. The result says how many rows took the per-message path, and why when
-the whole filter did.
+``evaluate(filter, data)`` reads the data batch by batch (a Table, a batch or
+an Arrow C stream: ``table/sources.py``), plans the filter once
+(``plan/prepared.py``), and hands each batch to a kernel engine (``ENGINES``:
+the fused kernel of the filter's signature, ``fused.py``, or the pass-per-atom
+engine it is checked against, ``passes.py``), which takes each atom's
+decisions per type tag from the plan (``plan/atoms.py``) and evaluates the
+rows its kernel hands back (residual entries, tags whose values it cannot
+read, tables whose tags and children disagree) with the per-message engine
+over row views. A filter with no kernel form runs row by row. The result says
+how many rows took the per-message path, and why when the whole filter did.
 
 A table may come from a stranger: each batch is first cut down to the columns
 and struct members the filter reads, and each of them validated by Arrow
