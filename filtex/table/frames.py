@@ -100,7 +100,6 @@ def read_frames(stream: IO[bytes], *, chunk_bytes: int = CHUNK_BYTES,
 def _frames_of(view: memoryview, start: int, chunk_bytes: int, max_frame: int
                ) -> Iterator[Frames | Fatal]:
     """The frames of a mapped file from byte ``start``, a chunk at a time."""
-    import pyarrow as pa
     size = len(view)
     data = np.frombuffer(view, np.uint8)
     base = start
@@ -111,25 +110,41 @@ def _frames_of(view: memoryview, start: int, chunk_bytes: int, max_frame: int
             first = int.from_bytes(view[base:base + PREFIX], "big")
             if first <= max_frame:
                 end = max(end, min(size, base + PREFIX + first))
-        window = data[base:end]
-        out = np.empty(len(window) // PREFIX + 2, np.int64)
-        count, stop, status = _bounds(window, max_frame, out)
-        if count:
-            offsets = out[:count + 1].copy()
-            cells = pa.Array.from_buffers(pa.large_binary(), count,
-                                          [None, pa.py_buffer(offsets), pa.py_buffer(window)])
-            yield Frames(cells, window, offsets, base, number)
-            number += count
-        if status == 1:
-            frame = int.from_bytes(view[base + stop:base + stop + PREFIX], "big")
-            yield Fatal(f"frame {number} at byte {base + stop}",
-                        f"frame size {frame} is larger than the maximum of {max_frame} bytes"
-                        + _NOT_READ)
+        frames, stop, fatal = _chunk(data[base:end], base, number, max_frame)
+        if frames is not None:
+            yield frames
+            number += len(frames.cells)
+        if fatal is not None:
+            yield fatal
             return
         base += stop
         if end == size and base < size:   # the file ends inside a frame
             yield Fatal(f"frame {number} at byte {base}", _truncated(view[base:size]))
             return
+
+
+def _chunk(window: np.ndarray, base: int, number: int, max_frame: int
+           ) -> tuple[Frames | None, int, Fatal | None]:
+    """One chunk's whole frames as a zero-copy column (None: none whole), where
+    they end in the chunk, and the ``Fatal`` of a frame too large after them.
+    ``window``: the chunk's bytes (uint8), from file offset ``base``;
+    ``number``: its first frame's number."""
+    import pyarrow as pa
+    out = np.empty(len(window) // PREFIX + 2, np.int64)
+    count, stop, status = _bounds(window, max_frame, out)
+    frames = None
+    if count:
+        offsets = out[:count + 1].copy()
+        cells = pa.Array.from_buffers(pa.large_binary(), count,
+                                      [None, pa.py_buffer(offsets), pa.py_buffer(window)])
+        frames = Frames(cells, window, offsets, base, number)
+    fatal = None
+    if status == 1:
+        size = int.from_bytes(window[stop:stop + PREFIX].tobytes(), "big")
+        fatal = Fatal(f"frame {number + count} at byte {base + stop}",
+                      f"frame size {size} is larger than the maximum of {max_frame} bytes"
+                      + _NOT_READ)
+    return frames, int(stop), fatal
 
 
 def _truncated(tail: Any) -> str:
@@ -142,7 +157,6 @@ def _truncated(tail: Any) -> str:
 def _read_frames(stream: IO[bytes], chunk_bytes: int, max_frame: int
                  ) -> Iterator[Frames | Fatal]:
     """The frames of a stream that cannot be mapped, read a chunk at a time."""
-    import pyarrow as pa
     carried = b""
     base = 0
     number = 1
@@ -156,20 +170,12 @@ def _read_frames(stream: IO[bytes], chunk_bytes: int, max_frame: int
         data = carried + chunk if carried else chunk
         if not data:
             return
-        window = np.frombuffer(data, np.uint8)
-        out = np.empty(len(data) // PREFIX + 2, np.int64)
-        count, end, status = _bounds(window, max_frame, out)
-        if count:
-            offsets = out[:count + 1].copy()
-            cells = pa.Array.from_buffers(pa.large_binary(), count,
-                                          [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-            yield Frames(cells, window, offsets, base, number)
-            number += count
-        if status == 1:
-            size = int.from_bytes(data[end:end + PREFIX], "big")
-            yield Fatal(f"frame {number} at byte {base + end}",
-                        f"frame size {size} is larger than the maximum of {max_frame} bytes"
-                        + _NOT_READ)
+        frames, end, fatal = _chunk(np.frombuffer(data, np.uint8), base, number, max_frame)
+        if frames is not None:
+            yield frames
+            number += len(frames.cells)
+        if fatal is not None:
+            yield fatal
             return
         carried = data[end:]
         base += end
