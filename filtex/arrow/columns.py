@@ -155,6 +155,18 @@ def _checked(out: FieldArrays, deep: dict[str, pa.Array]) -> FieldArrays:
     return out._replace(tags=tags)
 
 
+_BYTES_TAGS = {"x": [13, 14, 15, 18, 19], "e": [22, 23, 24, 25]}
+"""Tags of the ``x`` and ``e`` children, which the kernels never read."""
+
+
+def checked_children(modes: np.ndarray, fallback: int) -> set[str]:
+    """The ``x``/``e`` children whose bytes ``field_arrays`` must check for an
+    atom (its ``deep``): those of the tags it answers without the per-message
+    engine (``modes``: the tag plan's; ``fallback``: its FALLBACK mode), which
+    it answers from the tag alone."""
+    return {child for child, tags in _BYTES_TAGS.items() if (modes[tags] != fallback).any()}
+
+
 def possible_tags(schema: pa.Schema, field: tuple) -> set[int]:
     """The tags a field's column can hold, from the schema alone."""
     section, key = field

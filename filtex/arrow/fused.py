@@ -45,14 +45,14 @@ from ..table.schema import (CHILD_OF_TAG, DOUBLE, FLOAT, HEADER_TYPES, PROPERTIE
 from . import fused_source as fs
 from . import kernel as kernels
 from .columns import (FieldArrays, _bits, _column, _member, _strings, _Unreadable, _values,
-                      back_rows, field_arrays, possible_tags, residuals)
+                      back_rows, checked_children, field_arrays, possible_tags,
+                      residuals)
 from .passes import ArithPass
 from .parallel import bit_of, in_parallel, readonly, rows_of_words, set_bits
 from .row_path import row_by_row
 from .strings import string_table
 
 _TYPED = {**HEADER_TYPES, **PROPERTIES_TYPES}
-_X_OR_E = {"x", "e"}
 _CLASS_OF_MODE = {INTS: fs.INTS, UINTS: fs.UINTS, DOUBLES: fs.DOUBLES, BOOLS: fs.BOOLS}
 _VALUES_CLASS = {"i": fs.VALUES_I, "u": fs.VALUES_U, "f": fs.VALUES_F}
 _VALUES_KINDS = set(_VALUES_CLASS.values())
@@ -391,13 +391,10 @@ def _deep(ready: PreparedPlan, schema: pa.Schema, rc: Any) -> dict[FieldRef, set
     for index, compiled in enumerate(ready.atoms):
         if compiled.atom.arith is not None:
             continue
-        tags = frozenset(possible_tags(schema, compiled.field))
-        rules = ready.tag_plan(index, tags, rc)
-        for tag in tags:
-            child = CHILD_OF_TAG.get(tag)
-            if child is not None and child in _X_OR_E and \
-                    rules.modes[tag] != atom_rules.FALLBACK:
-                deep.setdefault(compiled.field, set()).add(child)
+        rules = ready.tag_plan(index, frozenset(possible_tags(schema, compiled.field)), rc)
+        found = checked_children(rules.modes, atom_rules.FALLBACK)
+        if found:
+            deep.setdefault(compiled.field, set()).update(found)
     return deep
 
 

@@ -19,7 +19,7 @@ from ..plan import intervals, oracle
 from ..plan import atoms as atom_rules
 from ..plan.prepared import PreparedPlan
 from . import kernel as kernels
-from .columns import back_rows, field_arrays, possible_tags
+from .columns import back_rows, checked_children, field_arrays, possible_tags
 from .parallel import in_parallel, readonly
 from .row_path import row_by_row
 from .strings import string_table
@@ -39,9 +39,9 @@ def evaluate_batch(flt: Any, ready: PreparedPlan, batch: pa.RecordBatch,
             continue
         rules = ready.tag_plan(index, frozenset(possible_tags(schema, compiled.field)), rc)
         plans.append(rules)
-        for child, tags in _BYTES_TAGS.items():
-            if (rules.modes[tags] != atom_rules.FALLBACK).any():
-                deep.setdefault(compiled.field, set()).add(child)
+        found = checked_children(rules.modes, atom_rules.FALLBACK)
+        if found:
+            deep.setdefault(compiled.field, set()).update(found)
     for index, compiled in enumerate(ready.atoms):
         field = compiled.field
         if compiled.atom.arith is not None:   # arithmetic over several fields
@@ -92,10 +92,6 @@ def evaluate_batch(flt: Any, ready: PreparedPlan, batch: pa.RecordBatch,
     array = pa.BooleanArray.from_buffers(pa.bool_(), n, [pa.py_buffer(out_k),
                                                          pa.py_buffer(out_v)])
     return array, int(held)
-
-
-_BYTES_TAGS = {"x": [13, 14, 15, 18, 19], "e": [22, 23, 24, 25]}
-"""Tags of the ``x`` and ``e`` children, which the kernels never read."""
 
 
 def _arrays(columns: dict, batch: pa.RecordBatch, field: tuple, deep: set | None) -> Any:
