@@ -134,22 +134,13 @@ def evaluate(matcher: Any, part: Any, shown: str) -> int:
         missing = int(unknown.sum())
         if missing:
             sub.unknown += missing
-            _reasons(sub, part, np.flatnonzero(unknown), by_bytes)
+            sub.tally(by_bytes.get(row) or EncodedMessage(part.payload(row))
+                      for row in np.flatnonzero(unknown).tolist())
         if sub.output is not None:
             chosen = (readable & ~true) if invert else true
             _write(sub.output, part, chosen)
     matcher.show_progress()
     return selected
-
-
-def _reasons(sub: Any, part: Any, rows: np.ndarray, by_bytes: dict[int, Any]) -> None:
-    """Why results were unknown, for the subscription's first few (as
-    ``Subscription.note_unknown``)."""
-    from ..amqp.encoded import EncodedMessage
-    room = sub.sample - sum(sub.reasons.values())
-    for row in rows[:max(room, 0)].tolist():
-        message = by_bytes.get(row) or EncodedMessage(part.payload(row))
-        sub.reasons[sub.filter.outcome(message).reason or "unknown"] += 1
 
 
 def _write(stream: Any, part: Any, chosen: np.ndarray) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, TextIO
+from typing import Any, Iterable, Iterator, TextIO
 
 SHOWN_UNREADABLE = 20
 """Unreadable records reported one by one as they are met; the rest are
@@ -37,16 +37,25 @@ class Subscription:
     def note_unknown(self, results: list, messages: list) -> None:
         """Tally the reasons of this batch's unknown results while the sample
         lasts (``results.index`` finds them without a Python loop)."""
-        sampled = sum(self.reasons.values())
-        at = -1
-        while sampled < self.sample:
-            try:
-                at = results.index(None, at + 1)
-            except ValueError:
+        def unknown() -> Iterator[Any]:
+            at = -1
+            while True:
+                try:
+                    at = results.index(None, at + 1)
+                except ValueError:
+                    return
+                yield messages[at]
+        self.tally(unknown())
+
+    def tally(self, unknown: Iterable[Any]) -> None:
+        """Tally why the results of ``unknown`` messages were unknown while the
+        sample lasts (a reason costs a second evaluation: taken lazily)."""
+        room = self.sample - sum(self.reasons.values())
+        for message in unknown if room > 0 else ():
+            self.reasons[self.filter.outcome(message).reason or "unknown"] += 1
+            room -= 1
+            if not room:
                 return
-            reason = self.filter.outcome(messages[at]).reason or "unknown"
-            self.reasons[reason] += 1
-            sampled += 1
 
 
 _QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'" + '|' + r'"(?:[^"\\]|\\.)*"')
