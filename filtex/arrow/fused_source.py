@@ -195,11 +195,6 @@ def _lookup(n: int, kind: str, member: str, x: str, tg: str, emit: Emit) -> None
          f"and {keys}[lo] == {x} else BACK")
 
 
-def _float_groups(n: int, sig: AtomSignature) -> str:
-    names = [f"g{n}_{k}" for k, g in enumerate(sig.groups) if g.child == "f"]
-    return " | ".join(names) if names else "False"
-
-
 def _field_row(f: int, field: FieldSignature, sigs: tuple[AtomSignature, ...],
                emit: Emit) -> None:
     """Field ``f``'s reads for row ``r``: its tag, and each child value some
