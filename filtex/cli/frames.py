@@ -30,11 +30,18 @@ for some 600 MB of messages)."""
 
 
 def _marker() -> Any:
-    import numba
+    """The marker's path, named by filtex's and numba's versions (read from the
+    installed metadata: deciding must not import numba, which a per-message run
+    never needs)."""
+    from importlib.metadata import PackageNotFoundError, version
 
     from .._version import __version__
     from ..codegen.jit import cache_directory
-    return cache_directory() / f"batch-ready-{__version__}-numba-{numba.__version__}"
+    try:
+        numba = version("numba")
+    except PackageNotFoundError:
+        raise ImportError("numba is not installed") from None
+    return cache_directory() / f"batch-ready-{__version__}-numba-{numba}"
 
 
 def warm() -> bool:
