@@ -136,7 +136,7 @@ def _collect_keys(parts: list[tuple], prefix: int) -> dict[str, list[str]]:
 
 def decode_column(column: Any, keys: dict[str, Iterable[str]] | None = None, *,
                   body: bool = False, fields: Iterable[tuple[str, str]] | None = None,
-                  prefix: int = 0) -> Decoded:
+                  prefix: int = 0, checked: bool = True) -> Decoded:
     """The message table of a column of AMQP-encoded messages (one message a
     cell), and the rows the kernel could not decode exactly.
 
@@ -147,7 +147,10 @@ def decode_column(column: Any, keys: dict[str, Iterable[str]] | None = None, *,
     keys (str) to decode, each a VALUE struct with the children the data needs;
     a section not named is not read at all. None decodes every key found (a
     first pass collects them, in the order first seen). Header and properties
-    are always walked; ``fields`` (``(section, field)`` pairs) limits the ones
+    are walked (every field checked) unless ``checked`` is false: then only a
+    list one of the ``fields`` is in (the per-message engine decodes and
+    checks a list only when a filter reads it, so a filter's projection needs
+    no more: ``arrow.binary``); ``fields`` (``(section, field)`` pairs) limits the ones
     stored (the others read as absent; a filter's own fields: a unique string
     message-id it does not read costs nothing), None stores them all. ``body`` fills ``amqp_value`` and ``amqp_sequence`` as
     ``message_table`` does (decoded in Python, for the rows that have such a
@@ -174,7 +177,9 @@ def decode_column(column: Any, keys: dict[str, Iterable[str]] | None = None, *,
         _PROPERTIES_WANT[f] if stored is None or ("properties", f) in stored else -1
         for f in PROPERTIES_FIELDS]
     key_bytes, key_offsets, key_sec, key_slot, key_flag = [], [0], [], [], []
-    walk = np.zeros(4, np.int64)
+    walk = np.zeros(6, np.int64)
+    walk[4] = checked or any(w >= 0 for w in want[:len(HEADER_FIELDS)])
+    walk[5] = checked or any(w >= 0 for w in want[len(HEADER_FIELDS):])
     klen_ok = np.zeros((4, 256), np.uint8)
     layout: list[tuple[str, list[tuple[str, int]]]] = []
     for sec, section in enumerate(KEYED):

@@ -30,7 +30,8 @@ def _kernel(data, offs, skip, bits, bits_offset, row0, start, count,
     ``want[slot]``: the tag a typed header/properties field holds (0: any; -1:
     not asked for, left absent);
     ``wide[slot]``: integers go to ``v64`` (else to ``v32``: the typed fields
-    of 32 bits or less); ``walk[sec]``: decode that keyed section; requested
+    of 32 bits or less); ``walk[sec]``: decode that keyed section (``walk[4]``, ``walk[5]``: walk
+    the header, the properties; a list not walked is neither checked nor read); requested
     keys: bytes ``kb`` split by ``ko``, section ``ksec``, output slot
     ``kslot``, ``kflag`` 1 for a symbol key that is not ASCII (never a valid
     symbol). Outputs, by (slot, row): ``tags``; ``v64`` the i, u and f
@@ -117,7 +118,7 @@ def _kernel(data, offs, skip, bits, bits_offset, row0, start, count,
             if st != 0:
                 break
             q = at_[0] if which == 0 else at_[3]
-            if q < 0:
+            if q < 0 or walk[4 + which] == 0:
                 continue
             lend = ends_[0] if which == 0 else ends_[3]
             base = 0 if which == 0 else N_HEADER
