@@ -40,11 +40,14 @@ from filtex.table.decode import decode_column
 cases = json.load(sys.stdin)
 cells = [bytes.fromhex(c) for c in cases["cells"]]
 column = pa.array([b"not a message"] + cells, pa.binary()).slice(1)   # offsets not from 0
-out = {"verdicts": [], "fallback": []}
+out = {"verdicts": [], "fallback": [], "decoded": [], "walked": []}
 for text, dialect in cases["filters"]:
-    result = fa.evaluate_encoded(filtex.compile_sql(text, dialect), column)
+    flt = filtex.compile_sql(text, dialect)
+    result = fa.evaluate_encoded(flt, column)   # walked where the filter can be
     out["verdicts"].append(result.verdicts.to_pylist())
     out["fallback"].append(result.fallback_rows)
+    out["decoded"].append(fa.evaluate_encoded(flt, column, walk=False).verdicts.to_pylist())
+    out["walked"].append(fa.can_walk(flt))
 decoded = decode_column(column, None, body=True)   # every key of every map, the bodies
 out["undecoded"] = decoded.undecoded.tolist()
 json.dump(out, sys.stdout)
@@ -83,11 +86,16 @@ def test_evaluate_encoded_gives_the_per_message_verdict_on_hostile_bytes(seed, r
     filters = [(text, "amqp") for text in SQL] + list(OTHER)
     got = run_child(cells, filters)
     decided = 0
-    for (text, dialect), verdicts, fallback in zip(filters, got["verdicts"], got["fallback"]):
+    for (text, dialect), verdicts, fallback, decoded in zip(filters, got["verdicts"],
+                                                             got["fallback"], got["decoded"]):
         f = filtex.compile_sql(text, dialect)
-        for cell, verdict in zip(cells, verdicts):
-            assert verdict == f.evaluate(cell), (text, cell.hex(), f.outcome(cell))
+        for cell, verdict, other in zip(cells, verdicts, decoded):
+            want = f.evaluate(cell)
+            assert verdict == want, (text, cell.hex(), f.outcome(cell))
+            assert other == want, ("decoded", text, cell.hex(), f.outcome(cell))
         decided += len(cells) - fallback
+    # both encoded paths ran: the walking kernels on the filters they can walk
+    assert 0 < sum(got["walked"]) < len(filters), got["walked"]
     # the comparison means something: most rows' verdicts came from the kernels
     assert decided > 0.25 * len(cells) * len(filters), decided
     assert any(got["undecoded"]) and not all(got["undecoded"])

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..table.build import message_table
 from ..table.read import read, read_batches
-from .binary import evaluate_encoded, from_amqp
+from .binary import can_walk, evaluate_encoded, from_amqp
 from .engine import BatchResult, evaluate, evaluate_batch, filter_table
 from ..table.flat import message_table_of
 from .kernel import cache_directory, set_cache_directory
@@ -26,7 +26,7 @@ from ..table.rows import RowMessage, batch_rows, evaluate_rows, messages
 from ..table.schema import METADATA_KEY, SCHEMA_VERSION, TAG_NAMES, message_schema
 
 __all__ = ["BatchResult", "METADATA_KEY", "RowMessage", "SCHEMA_VERSION", "TAG_NAMES",
-           "batch_rows", "cache_directory", "evaluate", "evaluate_batch", "evaluate_encoded",
-           "evaluate_rows", "from_amqp",
+           "batch_rows", "cache_directory", "can_walk", "evaluate", "evaluate_batch",
+           "evaluate_encoded", "evaluate_rows", "from_amqp",
            "filter_table", "message_schema", "message_table", "message_table_of", "messages",
            "read", "read_batches", "set_cache_directory"]

@@ -18,6 +18,7 @@ from ..plan.prepared import prepared
 from .engine import BatchResult, evaluate
 from ..plan.skeleton import fields_read
 from ..table.schema import KEYED
+from .parallel import rows_of_words, set_bits
 
 
 def keys_read(flt: Any) -> tuple[dict[str, list[str]], list[tuple], bool]:
@@ -43,17 +44,57 @@ def _cells(column: Any) -> pa.Array:
     return column
 
 
-def evaluate_encoded(flt: Any, column: Any, receiving_connection: Any = None) -> BatchResult:
-    """The filter's verdict for every AMQP-encoded message of a binary column."""
-    from ..table.decode import decode_column
+def evaluate_encoded(flt: Any, column: Any, receiving_connection: Any = None, *,
+                     walk: bool = True) -> BatchResult:
+    """The filter's verdict for every AMQP-encoded message of a binary column:
+    evaluated while walking the bytes (``walk.py``) when every atom has a
+    byte-level form and ``walk`` is true, else decoded into columns first."""
     cells = _cells(column)
+    if walk and can_walk(flt, receiving_connection):
+        from .walk import walked
+        ready = prepared(flt)
+        return _walked(flt, ready, walked(ready, receiving_connection), cells,
+                       receiving_connection)
+    return _decoded(flt, cells, receiving_connection)
+
+
+def can_walk(flt: Any, receiving_connection: Any = None) -> bool:
+    """Whether ``evaluate_encoded`` evaluates ``flt`` while walking the bytes
+    (every atom has a byte-level form: ``walk.py``)."""
+    from .walk import walked
+    return flt.tree is not None and not keys_read(flt)[2] and \
+        walked(prepared(flt), receiving_connection) is not None
+
+
+def _walked(flt: Any, ready: Any, lowered: Any, cells: pa.Array, rc: Any) -> BatchResult:
+    """The walking kernel's verdicts; the rows it marks decoded (``_decoded``)."""
+    from .walk import run
+    out_v, out_k, out_b = run(ready, lowered, cells)
+    n = len(cells)
+    rows = rows_of_words(out_b)
+    rows = rows[rows < n]
+    held = 0
+    if len(rows):
+        rest = _decoded(flt, cells.take(pa.array(rows)), rc)
+        verdicts = rest.verdicts.to_pylist()
+        set_bits(out_k, rows[np.array([v is not None for v in verdicts], bool)])
+        set_bits(out_v, rows[np.array([v is True for v in verdicts], bool)])
+        held = rest.fallback_rows
+    return BatchResult(pa.BooleanArray.from_buffers(
+        pa.bool_(), n, [pa.py_buffer(out_k), pa.py_buffer(out_v)]), held, None)
+
+
+def _decoded(flt: Any, cells: pa.Array, receiving_connection: Any) -> BatchResult:
+    """The verdicts of the messages decoded into columns, the rows the decoder
+    leaves evaluated from their bytes by the per-message engine."""
+    from ..table.decode import decode_column
     if flt.tree is None or prepared(flt).plan.shape is None:   # no kernel: every row by bytes
         verdicts = [None if cell is None else flt.evaluate(cell, receiving_connection)
                     for cell in cells.to_pylist()]
         return BatchResult(pa.array(verdicts, pa.bool_()), len(cells),
                            prepared(flt).plan.reason if flt.tree is not None else "no tree")
     keys, fields, body = keys_read(flt)
-    decoded = decode_column(cells, keys, body=body, fields=fields)
+    decoded = decode_column(cells, keys, body=body, fields=fields, checked=False)
     result = evaluate(flt, decoded.table, receiving_connection)
     rows = np.flatnonzero(decoded.undecoded)
     if not len(rows):
@@ -85,7 +126,8 @@ def decode_for(filters: list[Any], column: Any, *, prefix: int = 0) -> Any:
             keys[section] += [k for k in names if k not in keys[section]]
         fields += [f for f in own_fields if f not in fields]
         body |= own_body
-    return decode_column(_cells(column), keys, body=body, fields=fields, prefix=prefix)
+    return decode_column(_cells(column), keys, body=body, fields=fields, prefix=prefix,
+                         checked=False)
 
 
 def from_amqp(column: Any, keys: dict[str, list[str]] | None = None) -> pa.Table:

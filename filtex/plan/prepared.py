@@ -57,6 +57,9 @@ class PreparedPlan:
         """Tables batch engines derive from an atom and a batch's data, keyed by
         the data's content (a string table per dictionary): batches that share
         a dictionary, and a table evaluated again, reuse them."""
+        self.walks: dict[Any, Any] = {}
+        """The filter lowered for the walking kernel (``arrow/walk.py``), per
+        receiving connection (False: it has no byte-level form)."""
         self.lock = threading.Lock()
 
     def tag_plan(self, index: int, tags: frozenset[int], rc: Any) -> TagPlan:
