@@ -1,13 +1,15 @@
-"""``python -m benchmarks.kernel_count``: how many fused kernels the conformance
-suite needs, and what a new one costs to compile, cold and from the cache.
+"""``python -m benchmarks.kernel_count``: how many fused and walking kernels the
+conformance suite needs, and what a new one costs to compile, cold and from the cache.
 
 Every conformance case with a message is evaluated as a one-row message table
-and, per dialect, over one table of all that dialect's messages (as
-``tests/test_arrow_table.py`` does); the distinct kernel signatures requested
-(``kernel.cached`` keys) are counted by kind. Then, in fresh processes over an
-empty and then a filled kernel cache, the first evaluation of filters with new
-signatures is timed (numba's and filtex's shared passes compile once per
-process; the figures per filter are the later ones).
+and, per dialect, over one table of all that dialect's messages and over one
+column of them encoded (as ``tests/test_arrow_table.py`` does); the distinct
+kernel signatures requested (``kernel.cached`` keys) are counted by kind. Then,
+in fresh processes over an empty and then a filled kernel cache, the first
+evaluation of filters with new signatures is timed, over a message table (fused
+kernels) and over an encoded column (walking kernels; the walk itself is one C
+function compiled once): numba's and filtex's shared code compiles once per
+process, so the figures per filter are the later ones.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ TEXTS = ["color = 'blue'", "h.priority > 4 AND p.subject = 'order.created'",
 def count() -> Counter:
     sys.path.insert(0, str(REPO / "tests"))
     sys.path.insert(0, str(REPO))
+    import pyarrow as pa
     import filtex
     import filtex.arrow as fa
     from filtex.arrow import kernel
@@ -43,7 +46,9 @@ def count() -> Counter:
         return original(key, text, function)
     kernel.cached = spy
     import filtex.arrow.fused as fused
+    import filtex.arrow.walk as walk
     fused.kernels.cached = spy
+    walk.kernels.cached = spy
     cases = [c for _, c in load_cases() if "message" in c and c["expect"] != "invalid"]
     by_dialect: dict[str, list] = {}
     for case in cases:
@@ -56,6 +61,13 @@ def count() -> Counter:
         table = fa.message_table([c["message"] for c in group])
         for case in group:
             fa.evaluate(compile_case(case), table, case["message"].get("receiving-connection"))
+    from filtex.amqp.encode import encode_message
+    for group in by_dialect.values():
+        column = pa.array([bytes(encode_message(filtex.message_from_json(c["message"])))
+                           for c in group], pa.binary())
+        for case in group:
+            fa.evaluate_encoded(compile_case(case), column,
+                                case["message"].get("receiving-connection"))
     kinds = Counter(k[0] if isinstance(k, tuple) else k for k in keys)
     kinds["fused (one-row tables only)"] = one_row
     kinds["cases"] = len(cases)
@@ -71,12 +83,24 @@ def child(texts: list[str]) -> dict:
                                "application-properties": {"color": "red", "total": 5.5,
                                                           "region": "EU-DE", "a": 3, "n": 2,
                                                           "flag": True}}] * 1000)
+    from filtex.amqp.encode import encode_message
+    import pyarrow as pa
+    message = filtex.message_from_json({"header": {"priority": 5}, "properties": {"subject": "x"},
+                                        "application-properties": {
+                                            "color": "red", "total": 5.5, "region": "EU-DE",
+                                            "a": 3, "n": 2, "flag": True}})
+    column = pa.array([bytes(encode_message(message))] * 1000, pa.binary())
     out = {"import": time.perf_counter() - start}
     for text in texts:
         flt = filtex.compile_sql(text)
         start = time.perf_counter()
         fa.evaluate(flt, table)
         out[text] = time.perf_counter() - start
+    for text in texts:   # the walking kernels of the same filters (kept apart from the fused)
+        flt = filtex.compile_sql(text)
+        start = time.perf_counter()
+        fa.evaluate_encoded(flt, column)
+        out["walked: " + text] = time.perf_counter() - start
     return out
 
 

@@ -30,7 +30,7 @@ from test_spark_connectors import (KAFKA_DECODERS, KAFKA_FILTERS, KAFKA_KEYS,  #
 
 pytestmark = pytest.mark.spark
 
-BATCH_SIZES = (7, 61)
+BATCH_SIZES = (13, 61)
 
 
 @pytest.fixture(params=BATCH_SIZES, ids=lambda n: f"batch{n}")
