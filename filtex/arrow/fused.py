@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..plan import atoms as atom_rules
-from ..plan import oracle
+from ..plan import intervals, oracle
 from ..plan.atoms import (BACK, BOOLS, CONST, DATA, DOUBLES, INTS, STRING_TAGS, STRING_VARIANT,
                           UINTS)
 from ..plan.prepared import PreparedPlan
@@ -47,7 +47,6 @@ from . import kernel as kernels
 from .columns import (FieldArrays, _bits, _column, _member, _strings, _Unreadable, _values,
                       back_rows, checked_children, field_arrays, possible_tags,
                       residuals)
-from .passes import ArithPass
 from .parallel import bit_of, in_parallel, readonly, rows_of_words, set_bits
 from .row_path import row_by_row
 from .strings import string_table
@@ -415,17 +414,6 @@ def _fields(fields: dict[FieldRef, int], views: dict[FieldRef, View], lowered: l
     return tuple(signatures), args
 
 
-def _arith_outcomes(arith: ArithPass, n: int, threads: int) -> np.ndarray:
-    """An arithmetic atom's outcome column, by its own pass (``arrow/arith.py``)."""
-    out = np.empty(n, np.int8)
-
-    def rows(lo: int, hi: int) -> int:
-        arith.run(out[lo:hi], lo, hi)
-        return 0
-    in_parallel(rows, n, threads)
-    return out
-
-
 def evaluate_batch(flt: Any, ready: PreparedPlan, batch: pa.RecordBatch, rc: Any,
                    threads: int = 1) -> tuple[pa.BooleanArray, int]:
     """(verdicts, rows the per-message engine evaluated) for one narrowed batch."""
@@ -436,18 +424,23 @@ def evaluate_batch(flt: Any, ready: PreparedPlan, batch: pa.RecordBatch, rc: Any
     deep = _deep(ready, schema, rc)
     views: dict[FieldRef, View] = {}
     arith_columns: dict[FieldRef, FieldArrays] = {}
+    forms: dict[str, Any] = {}
     lowered: list[Lowered] = []
     fields: dict[FieldRef, int] = {}   # the fields atoms read, in first-read order
     for index, compiled in enumerate(ready.atoms):
         form = compiled.atom.arith
-        if form is not None:   # its pass writes an outcome column the kernel reads
+        if form is not None:   # computed in the kernel's loop from its operands' arrays
+            args: list[Any] = [readonly(ready.operand_tags[index]),
+                               readonly(intervals.as_arrays(form.intervals[0], np.int64)),
+                               readonly(intervals.as_arrays(form.intervals[2], np.float64))]
             for f in form.fields:
                 if f not in arith_columns:
                     arith_columns[f] = field_arrays(batch, f, None)
-            arith = ArithPass(form, ready.operand_tags[index],
-                              [arith_columns[f] for f in form.fields])
-            lowered.append(Lowered(fs.AtomSignature("o"),
-                                   [readonly(_arith_outcomes(arith, n, threads))], []))
+                a = arith_columns[f]
+                args += [readonly(x) for x in (a.tags, a.i, a.iv, a.f, a.fv)]
+            forms[form.shape()] = form
+            lowered.append(Lowered(fs.AtomSignature("x", form=form.shape(),
+                                                    operands=len(form.fields)), args, []))
             continue
         field = compiled.field
         if field not in views:
@@ -460,7 +453,7 @@ def evaluate_batch(flt: Any, ready: PreparedPlan, batch: pa.RecordBatch, rc: Any
     shape = ready.plan.shape
     assert shape is not None
     kernel = kernels.cached(("fused", shape, field_sigs, signatures),
-                            lambda: fs.source(shape, field_sigs, signatures), "kernel")
+                            lambda: fs.source(shape, field_sigs, signatures, forms), "kernel")
     count = (n + 63) >> 6
     residual = np.zeros(8 * count, np.uint8)   # rows with residual entries: back
     if residuals(batch, ready.plan.fields):   # (rare: no pass over the rows otherwise)

@@ -22,9 +22,10 @@ is marked in ``out_b`` for the per-message engine.
 """
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple
 
 from .._version import __version__
+from . import arith
 from .kernel import _Writer
 
 # how a group of tags is answered
@@ -49,12 +50,15 @@ class Group(NamedTuple):
 class AtomSignature(NamedTuple):
     """What an atom's code depends on. ``source``: ``"t"`` (a tag per row),
     ``"v<tag>"`` (a typed field: that tag where the validity bit is set, absent
-    elsewhere) or ``"o"`` (an outcome column computed apart: arithmetic).
+    elsewhere), ``"x"`` (arithmetic over several fields) or ``"o"`` (an outcome
+    column computed apart).
     Each group of string tags has its own string table (string and symbol
     share one where they agree); ``ints``/``uints``/``doubles``: the
     interval count (-1: many); ``specials``: which float specials need the
     atom's own answer, ``special_rows``: checked in the row loop (floats are
-    common: intervals or values over them), else per word."""
+    common: intervals or values over them), else per word. An arithmetic atom
+    (``source`` ``"x"``) is computed in the loop: ``form`` is its expression's
+    shape (``plan/arith.ArithForm.shape``), ``operands`` its field count."""
     source: str
     groups: tuple[Group, ...] = ()
     field: int = -1
@@ -63,6 +67,8 @@ class AtomSignature(NamedTuple):
     doubles: int | None = None
     specials: tuple[int, ...] = ()
     special_rows: bool = False
+    form: str = ""
+    operands: int = 0
 
 
 class FieldSignature(NamedTuple):
@@ -105,6 +111,9 @@ def parameters(n: int, sig: AtomSignature) -> list[str]:
     """Atom ``n``'s own kernel parameters, in the order ``fused.lower`` gives them."""
     if sig.source == "o":
         return [f"a{n}"]
+    if sig.source == "x":
+        return [f"x{n}ok", f"x{n}ii", f"x{n}dd"] + [
+            f"x{n}{a}{j}" for j in range(sig.operands) for a in ("t", "i", "iv", "f", "fv")]
     params = [f"oc{n}"]
     for k, group in enumerate(sig.groups):
         if group.how == STRINGS:
@@ -219,12 +228,18 @@ def _field_row(f: int, field: FieldSignature, sigs: tuple[AtomSignature, ...],
 Names = dict[tuple[int, tuple[int, ...]], str]
 
 
-def _atom_row(n: int, sig: AtomSignature, own_words: bool, names: Names, emit: Emit) -> None:
+def _atom_row(n: int, sig: AtomSignature, own_words: bool, names: Names, emit: Emit,
+              forms: Mapping[str, Any]) -> None:
     """Lines putting atom ``n``'s outcome for row ``r`` in ``o`` and packing it;
-    ``names``: the membership tests already computed this row, per field."""
+    ``names``: the membership tests already computed this row, per field;
+    ``forms``: the arithmetic forms by shape."""
     f = sig.field
     if sig.source == "o":
         emit(f"o = a{n}[r]")
+    elif sig.source == "x":
+        emit("o = BACK")
+        for line in arith.row_lines(forms[sig.form], f"x{n}", "o"):
+            emit(line)
     else:
         members = []
         for k, group in enumerate(sig.groups):
@@ -300,9 +315,9 @@ for _i in range(64):
 
 
 def source(shape: tuple[object, ...], fields: tuple[FieldSignature, ...],
-           sigs: tuple[AtomSignature, ...]) -> str:
+           sigs: tuple[AtomSignature, ...], forms: Mapping[str, Any] | None = None) -> str:
     """The module source of the fused kernel for ``shape`` over ``fields`` and
-    atoms ``sigs``."""
+    atoms ``sigs`` (``forms``: the arithmetic atoms' forms by shape)."""
     body: list[str] = []
 
     def emit(line: str) -> None:
@@ -335,7 +350,7 @@ def source(shape: tuple[object, ...], fields: tuple[FieldSignature, ...],
         _field_row(f, field, sigs, emit)
     names: Names = {}
     for n, sig in enumerate(sigs):
-        _atom_row(n, sig, own[n], names, emit)
+        _atom_row(n, sig, own[n], names, emit, forms or {})
     if shared:
         emit("wfl |= np.int64(flr) << j")
         emit("wbk |= np.int64(bkr) << j")
@@ -351,7 +366,7 @@ and {sigs!r}."""
 import math
 import numpy as np
 from filtex.codegen.jit import njit
-
+{arith.WITHIN if any(sig.source == "x" for sig in sigs) else ""}
 _DEBRUIJN = np.array({_DEBRUIJN_TABLE!r}, np.int64)
 
 
