@@ -18,7 +18,7 @@ from ..plan.prepared import prepared
 from .engine import BatchResult, evaluate
 from ..plan.skeleton import fields_read
 from ..table.schema import KEYED
-from .parallel import rows_of_words, set_bits
+from .parallel import rows_of_words, set_verdicts, verdict_array
 
 
 def keys_read(flt: Any) -> tuple[dict[str, list[str]], list[tuple], bool]:
@@ -50,20 +50,21 @@ def evaluate_encoded(flt: Any, column: Any, receiving_connection: Any = None, *,
     evaluated while walking the bytes (``walk.py``) when every atom has a
     byte-level form and ``walk`` is true, else decoded into columns first."""
     cells = _cells(column)
-    if walk and can_walk(flt, receiving_connection):
+    if walk and flt.tree is not None:
         from .walk import walked
         ready = prepared(flt)
-        return _walked(flt, ready, walked(ready, receiving_connection), cells,
-                       receiving_connection)
+        lowered = walked(ready, receiving_connection)
+        if lowered is not None:
+            return _walked(flt, ready, lowered, cells, receiving_connection)
     return _decoded(flt, cells, receiving_connection)
 
 
 def can_walk(flt: Any, receiving_connection: Any = None) -> bool:
     """Whether ``evaluate_encoded`` evaluates ``flt`` while walking the bytes
-    (every atom has a byte-level form: ``walk.py``)."""
+    (every atom has a byte-level form: ``walk.py``; a body or an annotation
+    has none)."""
     from .walk import walked
-    return flt.tree is not None and not keys_read(flt)[2] and \
-        walked(prepared(flt), receiving_connection) is not None
+    return flt.tree is not None and walked(prepared(flt), receiving_connection) is not None
 
 
 def _walked(flt: Any, ready: Any, lowered: Any, cells: pa.Array, rc: Any) -> BatchResult:
@@ -76,12 +77,9 @@ def _walked(flt: Any, ready: Any, lowered: Any, cells: pa.Array, rc: Any) -> Bat
     held = 0
     if len(rows):
         rest = _decoded(flt, cells.take(pa.array(rows)), rc)
-        verdicts = rest.verdicts.to_pylist()
-        set_bits(out_k, rows[np.array([v is not None for v in verdicts], bool)])
-        set_bits(out_v, rows[np.array([v is True for v in verdicts], bool)])
+        set_verdicts(out_v, out_k, rows, rest.verdicts.to_pylist())
         held = rest.fallback_rows
-    return BatchResult(pa.BooleanArray.from_buffers(
-        pa.bool_(), n, [pa.py_buffer(out_k), pa.py_buffer(out_v)]), held, None)
+    return BatchResult(verdict_array(n, out_v, out_k), held, None)
 
 
 def _decoded(flt: Any, cells: pa.Array, receiving_connection: Any) -> BatchResult:

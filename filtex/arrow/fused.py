@@ -47,7 +47,8 @@ from . import kernel as kernels
 from .columns import (FieldArrays, _bits, _column, _member, _strings, _Unreadable, _values,
                       back_rows, checked_children, field_arrays, possible_tags,
                       residuals)
-from .parallel import bit_of, in_parallel, readonly, rows_of_words, set_bits
+from .parallel import (bit_of, in_parallel, readonly, rows_of_words, set_verdicts,
+                       verdict_array)
 from .row_path import row_by_row
 from .strings import string_table
 
@@ -485,10 +486,6 @@ def evaluate_batch(flt: Any, ready: PreparedPlan, batch: pa.RecordBatch, rc: Any
     rows = rows_of_words(out_b)
     rows = rows[rows < n]
     if len(rows):
-        verdicts = row_by_row(flt, batch, rows, rc)
-        set_bits(out_k, rows[np.array([v is not None for v in verdicts], bool)])
-        set_bits(out_v, rows[np.array([v is True for v in verdicts], bool)])
-    array = pa.BooleanArray.from_buffers(pa.bool_(), n, [pa.py_buffer(out_k),
-                                                         pa.py_buffer(out_v)])
-    return array, len(rows)
+        set_verdicts(out_v, out_k, rows, row_by_row(flt, batch, rows, rc))
+    return verdict_array(n, out_v, out_k), len(rows)
 

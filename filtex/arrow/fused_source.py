@@ -354,11 +354,7 @@ def source(shape: tuple[object, ...], fields: tuple[FieldSignature, ...],
     if shared:
         emit("wfl |= np.int64(flr) << j")
         emit("wbk |= np.int64(bkr) << j")
-    writer = _Writer()   # the skeleton over whole words: NOT is ``^ -1``
-    value, known = writer.node(shape, list(range(len(sigs))))
-    combined = [_rename(line.strip().replace(" ^ 1)", " ^ -1)"), len(sigs))
-                for line in writer.lines]
-    value, known = _rename(value, len(sigs)), _rename(known, len(sigs))
+    after.append("wb = wbk | back[w]")
     indent = "        "
     return f'''"""filtex fused kernel (filtex {__version__}) for {shape!r}
 over {fields!r}
@@ -386,16 +382,21 @@ def kernel(w0, w1, n, back, out_v, out_k, out_b, {", ".join(params)}):
 {chr(10).join("            " + s for s in starts)}
 {chr(10).join(body)}
 {chr(10).join(indent + line for line in after)}
-{chr(10).join(indent + line for line in combined)}
-        wb = wbk | back[w]
-        known = ({known}) & ~(wfl | wb)
-        out_v[w] = ({value}) & known
-        out_k[w] = known
-        out_b[w] = wb
-        if wb != 0:
-            held += 1
+{chr(10).join(indent + line for line in word_end(shape, len(sigs)))}
     return held
 '''
+
+
+def word_end(shape: tuple[object, ...], count: int) -> list[str]:
+    """Once per word, after the row loop: the skeleton over the atoms' whole words
+    (``kernel._Writer``; NOT is ``^ -1``) and the verdict words written, given
+    ``wfl`` (failures) and ``wb`` (the rows marked for the per-message engine)."""
+    writer = _Writer()
+    value, known = writer.node(shape, list(range(count)))
+    lines = [_rename(line.strip().replace(" ^ 1)", " ^ -1)"), count) for line in writer.lines]
+    value, known = _rename(value, count), _rename(known, count)
+    return lines + [f"known = ({known}) & ~(wfl | wb)", f"out_v[w] = ({value}) & known",
+                    "out_k[w] = known", "out_b[w] = wb", "if wb != 0:", "    held += 1"]
 
 
 def _rename(expression: str, count: int) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
+import pyarrow as pa
 
 PARALLEL_ROWS = 1 << 18
 """A batch is split among threads only past this many rows a thread."""
@@ -45,6 +46,19 @@ def set_bits(words: np.ndarray, rows: np.ndarray) -> None:
     """Set the bits of ``rows`` in a bitmap (any integer view)."""
     bits = words.view(np.uint8)
     np.bitwise_or.at(bits, rows >> 3, (1 << (rows & 7)).astype(np.uint8))
+
+
+def set_verdicts(out_v: np.ndarray, out_k: np.ndarray, rows: np.ndarray,
+                 verdicts: list[bool | None]) -> None:
+    """Rows' verdicts (True, False or None: unknown) into a value and a known bitmap."""
+    set_bits(out_k, rows[np.array([v is not None for v in verdicts], bool)])
+    set_bits(out_v, rows[np.array([v is True for v in verdicts], bool)])
+
+
+def verdict_array(n: int, out_v: np.ndarray, out_k: np.ndarray) -> pa.BooleanArray:
+    """The BooleanArray of ``n`` verdicts whose value and validity bitmaps these are."""
+    return pa.BooleanArray.from_buffers(pa.bool_(), n, [pa.py_buffer(out_k),
+                                                        pa.py_buffer(out_v)])
 
 
 def bit_of(words: Any, rows: np.ndarray) -> np.ndarray:

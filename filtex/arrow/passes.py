@@ -20,7 +20,7 @@ from ..plan import atoms as atom_rules
 from ..plan.prepared import PreparedPlan
 from . import kernel as kernels
 from .columns import back_rows, checked_children, field_arrays, possible_tags
-from .parallel import in_parallel, readonly
+from .parallel import in_parallel, readonly, set_verdicts, verdict_array
 from .row_path import row_by_row
 from .strings import string_table
 
@@ -83,15 +83,8 @@ def evaluate_batch(flt: Any, ready: PreparedPlan, batch: pa.RecordBatch,
         held = in_parallel(rows, n, threads)
     if held:
         rows = np.flatnonzero(back)
-        verdicts = row_by_row(flt, batch, rows, rc)
-        known = np.array([v is not None for v in verdicts], bool)
-        true = np.array([v is True for v in verdicts], bool)
-        kb, vb = out_k.view(np.uint8), out_v.view(np.uint8)
-        for bits, which in ((kb, rows[known]), (vb, rows[true])):
-            np.bitwise_or.at(bits, which >> 3, (1 << (which & 7)).astype(np.uint8))
-    array = pa.BooleanArray.from_buffers(pa.bool_(), n, [pa.py_buffer(out_k),
-                                                         pa.py_buffer(out_v)])
-    return array, int(held)
+        set_verdicts(out_v, out_k, rows, row_by_row(flt, batch, rows, rc))
+    return verdict_array(n, out_v, out_k), int(held)
 
 
 def _arrays(columns: dict, batch: pa.RecordBatch, field: tuple, deep: set | None) -> Any:

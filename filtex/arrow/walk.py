@@ -19,6 +19,7 @@ per-message engine from their bytes).
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -32,7 +33,8 @@ from ..plan.text import text_form
 from ..table.schema import CHAR, CHILD_OF_TAG, DOUBLE, FLOAT, STRING, SYMBOL
 from . import kernel as kernels
 from . import walk_source as ws
-from .fused import _SPECIAL_VALUES, _FLOAT_SPECIALS, _spans
+from . import fused_source as fs
+from .fused import _spans, _specials
 from .parallel import readonly
 
 _SECTIONS = {"header": "h", "properties": "p", "application_properties": "a", "none": "n"}
@@ -40,6 +42,7 @@ _SCALAR_TAGS = frozenset(range(22))
 """Absent, null and every scalar tag ``_value`` reads (composites are marked)."""
 
 
+@functools.cache
 def _typed_want() -> dict[tuple[str, str], int]:
     """The tag each header and properties field must have (0: any), as the decoder
     checks it (imported late: the decoder's module needs numba)."""
@@ -119,7 +122,7 @@ def _atom(ready: PreparedPlan, index: int, f: int, tags: frozenset[int], rc: Any
     if compiled.atom.arith is not None:
         raise _NoWalk
     rules = ready.tag_plan(index, tags, rc)
-    ct = np.full(34, BACK, np.int32)
+    ct = np.full(26, BACK, np.int32)
     bools = False
     ints: list[int] = []
     uints: list[int] = []
@@ -144,10 +147,6 @@ def _atom(ready: PreparedPlan, index: int, f: int, tags: frozenset[int], rc: Any
             pass   # a char's code point, not bytes: marked
         elif mode != atom_rules.FALLBACK:
             raise _NoWalk   # answered value by value: the decoder's path learns them
-    for k, (tag, j) in enumerate(_FLOAT_SPECIALS):
-        pseudo = atom_rules.PSEUDO_BASE + 4 * (tag - FLOAT) + j
-        if rules.modes[pseudo] == CONST:
-            ct[26 + k] = rules.consts[pseudo]
     args: list[Any] = [readonly(ct)]
     if bools:
         args.append(readonly(rules.bools.astype(np.int64)))
@@ -159,20 +158,19 @@ def _atom(ready: PreparedPlan, index: int, f: int, tags: frozenset[int], rc: Any
             args.append(array)
         else:
             counts.append(None)
-    floats = tuple(t for t in (FLOAT, DOUBLE) if t in tags and (t in doubles or ct[t] != BACK))
-    specials = False
-    for k, (tag, j) in enumerate(_FLOAT_SPECIALS):
-        if tag not in floats:
-            continue
-        if tag in doubles:
-            value = _SPECIAL_VALUES[j]
-            normal = atom_rules.TRUE if any(lo <= value <= hi for lo, hi in
-                                            rules.doubles.tolist()) else atom_rules.FALSE
-        else:
-            normal = int(ct[tag])
-        specials |= int(ct[26 + k]) != normal
+    # the float specials whose answer is not the kernel's own: the fused kernel's rule
+    consts = [t for t in (FLOAT, DOUBLE) if t in tags and rules.modes[t] == CONST]
+    keyed: dict[tuple[int, str | None, int], list[int]] = {}
+    for t in consts:
+        keyed.setdefault((fs.CONSTANT, "f", int(ct[t])), []).append(t)
+    groups = tuple(fs.Group(tuple(found), how, child) for (how, child, _), found in keyed.items())
+    if doubles:
+        groups += (fs.Group(tuple(doubles), fs.DOUBLES, "f"),)
+    table, needed = _specials(rules, groups, keyed)
+    specials = bool(needed)
+    floats = tuple(sorted(consts + doubles))
     if specials:
-        args.append(readonly(ct[26:34].astype(np.int64)))
+        args.append(readonly(table))
     text = ""
     if strings:
         text, constants, negate = _text(compiled)
@@ -263,7 +261,7 @@ def run(ready: PreparedPlan, walk: Walk, chunk: pa.Array
     state[wk.PREV] = -1
     scratch = [np.zeros(64 * max(len(slots), 1), np.int64) for _ in range(4)]
     frame = np.zeros(wk.FRAME, np.int64)
-    held = [raw, offs, bits, slot_of, key_slot, state]   # alive while the frame points at them
+    # (the arrays the frame points at stay alive until this function returns)
     frame[[wk.D, wk.SIZE, wk.OFFS, wk.SKIP, wk.BITS, wk.HAS_BITS, wk.BIT0, wk.WANT,
            wk.SLOT_OF, wk.LISTS, wk.KB, wk.KLIM, wk.KO, wk.NK, wk.KSLOT, wk.STATE,
            wk.OUT_TAG, wk.OUT_V, wk.OUT_S, wk.OUT_N, wk.ROWS, wk.NSLOTS]] = [
@@ -273,5 +271,4 @@ def run(ready: PreparedPlan, walk: Walk, chunk: pa.Array
         key_slot.ctypes.data, state.ctypes.data, *(a.ctypes.data for a in scratch), n,
         len(slots)]
     kernel(0, count, n, raw, frame, wk.walker(), *scratch, out_v, out_k, out_b, *walk.args)
-    del held
     return out_v, out_k, out_b

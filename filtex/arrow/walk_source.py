@@ -23,7 +23,6 @@ from typing import NamedTuple
 
 from .._version import __version__
 from . import fused_source as fs
-from .kernel import _Writer
 
 TEXT_KINDS = ("=", "<>", "<", "<=", ">", ">=", "in", "like")
 
@@ -155,11 +154,6 @@ def source(shape: tuple[object, ...], places: tuple[Place, ...],
         _atom_row(n, atom, emit)
     emit("wfl |= np.int64(flr) << j")
     emit("wbk |= np.int64(bkr) << j")
-    writer = _Writer()
-    value, known = writer.node(shape, list(range(len(atoms))))
-    combined = [fs._rename(line.strip().replace(" ^ 1)", " ^ -1)"), len(atoms))
-                for line in writer.lines]
-    value, known = fs._rename(value, len(atoms)), fs._rename(known, len(atoms))
     words = "; ".join(f"wv{n} = 0; wk{n} = 0" for n in range(len(atoms)))
     indent = "        "
     return f'''"""filtex walking kernel (filtex {__version__}) for {shape!r}
@@ -192,13 +186,7 @@ def kernel(w0, w1, n, data, frame, fn, tga, va, sa, na, out_v, out_k, out_b{"".j
             if (wb >> j) & 1:
                 continue
 {chr(10).join(body)}
-{chr(10).join(indent + line for line in combined)}
         wb |= wbk
-        known = ({known}) & ~(wfl | wb)
-        out_v[w] = ({value}) & known
-        out_k[w] = known
-        out_b[w] = wb
-        if wb != 0:
-            held += 1
+{chr(10).join(indent + line for line in fs.word_end(shape, len(atoms)))}
     return held
 '''

@@ -33,6 +33,8 @@ from llvmlite import ir as llvm_ir
 from numba import types
 from numba.core.extending import intrinsic
 
+from ...codegen.jit import njit
+
 from .primitives import (N_HEADER, N_PROPERTIES, _intp, _ld, _ld64, _list_start, _locate, _map_key,
                          _map_start, _prefetch, _same, _skip, _st64, _value)
 
@@ -62,6 +64,16 @@ def call_walker(typingctx: Any, fn: Any, frame: Any) -> Any:
     return types.int64(fn, frame), codegen
 
 
+@njit(inline="always")
+def _keep(out, at, tag, v, s, n):
+    """A field found: its tag, value and string bytes' place, at ``at`` of the
+    output arrays whose addresses ``out`` holds."""
+    _st64(out[0], at, tag)
+    _st64(out[1], at, v)
+    _st64(out[2], at, s)
+    _st64(out[3], at, n)
+
+
 def _walk_word(f):
     d = _ld64(f, D)
     size = _ld64(f, SIZE)
@@ -82,10 +94,8 @@ def _walk_word(f):
     nk = _ld64(f, NK)
     kslot = _ld64(f, KSLOT)
     state = _ld64(f, STATE)
-    out_tag = _ld64(f, OUT_TAG)
-    out_v = _ld64(f, OUT_V)
-    out_s = _ld64(f, OUT_S)
-    out_n = _ld64(f, OUT_N)
+    out = (_ld64(f, OUT_TAG), _ld64(f, OUT_V), _ld64(f, OUT_S), _ld64(f, OUT_N))
+    out_tag = out[0]
     at = state + 8 * AT
     ends = state + 8 * ENDS
     nslots = _ld64(f, NSLOTS)
@@ -140,11 +150,7 @@ def _walk_word(f):
                 if wt != 0 and tag != wt:
                     st = 1
                     break
-                slot = _ld64(slot_of, first + i)
-                _st64(out_tag, slot * 64 + j, tag)
-                _st64(out_v, slot * 64 + j, v)
-                _st64(out_s, slot * 64 + j, s)
-                _st64(out_n, slot * 64 + j, nn)
+                _keep(out, _ld64(slot_of, first + i) * 64 + j, tag, v, s, nn)
             if st == 0 and fp != lend:
                 st = 2
         if st == 0 and (lists & APPLICATION_MAP) != 0 and _ld64(at, 4) >= 0:
@@ -185,11 +191,7 @@ def _walk_word(f):
                 if st != 0:
                     break
                 mp = e
-                slot = _ld64(kslot, k)
-                _st64(out_tag, slot * 64 + j, tag)
-                _st64(out_v, slot * 64 + j, v)
-                _st64(out_s, slot * 64 + j, vs)
-                _st64(out_n, slot * 64 + j, vn)
+                _keep(out, _ld64(kslot, k) * 64 + j, tag, v, vs, vn)
             if st == 0 and mp != mend:
                 st = 2
             if st == 0 and not same:   # no key twice: pair by pair
