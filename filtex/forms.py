@@ -82,6 +82,9 @@ def adapt(message: object) -> Any:
     if proton is not None and isinstance(message, proton.Message):
         from .proton_message import ProtonMessage
         return ProtonMessage(message)
+    from . import proton_copies   # another copy of proton (a client's vendored one)
+    if proton_copies.foreign_message(message):
+        return _encoded()(proton_copies.encoded(message))
     raise NotAMessage(f"a filter evaluates {ACCEPTED}, not {cls.__name__}") from None
 
 

@@ -139,7 +139,7 @@ def test_registry_codes_and_capabilities():
     assert set(filtex.capabilities()) == {
         "AMQP_FILTEX_SQL_V1_0", "AMQP_FILTEX_PROP_V1_0", "AMQP_FILTEX_GROUP_V1_0",
         "APACHE.ORG:LEGACY_AMQP_EXCHANGE_FILTERS", "APACHE.ORG:JMS_FILTERS",
-        "APACHE.ORG:LOGIC_FILTERS"}
+        "APACHE.ORG:LOGIC_FILTERS", "APACHE.ORG:SELECTOR", "APACHE.ORG:NO_LOCAL"}
     assert all(type(c) is symbol for c in filtex.capabilities())
 
 

@@ -164,7 +164,8 @@ LAYERS = [
     ("inputs and guarantees (at the side)", {
         "filtex._version", "filtex.errors", "filtex.names", "filtex.limits", "filtex.cache",
         "filtex.footprint", "filtex.quoting", "filtex.message", "filtex.accessors",
-        "filtex.forms", "filtex.proton_message", "filtex.typed_json", "filtex.files",
+        "filtex.forms", "filtex.proton_message", "filtex.proton_copies", "filtex.typed_json",
+        "filtex.files",
         "filtex.amqp", "filtex.table", "filtex.spark_io", "filtex.runtime", "filtex.codegen",
         "filtex.tree", "filtex.functions", "filtex.dialects", "filtex.filter"}),
     ("front ends", {"filtex.sql", "filtex.described"}),
@@ -172,7 +173,7 @@ LAYERS = [
     ("the front door", {"filtex.compiler"}),
     ("the plan", {"filtex.plan"}),
     ("engines", {"filtex.arrow", "filtex.spark", "filtex.subscriptions"}),
-    ("tools", {"filtex.lint", "filtex.cli", "filtex", "filtex.__main__"}),
+    ("tools", {"filtex.lint", "filtex.endpoint", "filtex.cli", "filtex", "filtex.__main__"}),
 ]
 """Units (packages, top-level modules) from the bottom of the pipeline to the top.
 ``filter.py`` is at the side: it is what the front door makes and every stage takes."""

@@ -1,4 +1,4 @@
-"""The ``filtex`` command line: ``check``, ``match``, ``why`` and ``spark``.
+"""The ``filtex`` command line: ``check``, ``match``, ``why``, ``spark`` and ``serve``.
 
 ``main(argv)`` returns the exit code and is what the console script and
 ``python -m filtex`` run. Exit codes follow grep's:
@@ -169,6 +169,39 @@ def build_parser() -> argparse.ArgumentParser:
     spark.add_argument("--conf", action="append", metavar="KEY=VALUE",
                        help="a Spark setting of a session filtex starts; repeat")
     _debug_option(spark)
+
+    serve = commands.add_parser(
+        "serve", help="a filtering AMQP 1.0 peer for tests",
+        usage="filtex serve [options] --listen HOST:PORT [--stream NAME=FILE ...]",
+        description="Serve message files as streams over AMQP 1.0: every receiver of "
+        "address NAME reads FILE (framed AMQP or JSON lines) from the start (or its "
+        "RabbitMQ offset spec) through the filter set negotiated at its attach; sends to "
+        "other addresses are kept as queues. A test peer, not a broker: in memory, no "
+        "security beyond SASL ANONYMOUS. Prints 'listening on HOST:PORT' when ready "
+        "(port 0 picks a free one) and runs until interrupted.",
+        epilog="exit codes: 2 an error (bad option or file), 130 interrupted.")
+    serve.add_argument("--listen", default="127.0.0.1:5672", metavar="HOST:PORT",
+                       help="where to listen (default 127.0.0.1:5672)")
+    serve.add_argument("--stream", dest="streams", action="append", default=[],
+                       metavar="NAME=FILE", help="serve FILE's messages at address NAME; "
+                       "repeat for several")
+    serve.add_argument("--profile", default="spec",
+                       choices=("spec", "rabbitmq", "artemis", "qpid"),
+                       help="whose attach behaviour to copy: echo, refusals, filter types "
+                       "(default spec: refuse any filter that cannot be applied)")
+    serve.add_argument("--dialect", choices=DIALECT_NAMES,
+                       help="how SQL filters read (default: the profile's)")
+    serve.add_argument("--policy", choices=("detach", "omit"),
+                       help="a bad or unknown filter refuses the link (detach) or is left "
+                       "out of the echo (omit); default: the profile's")
+    serve.add_argument("--mask-limits", action="store_true",
+                       help="report a filter over the limits as a generic internal error "
+                       "(the detail is logged)")
+    serve.add_argument("--why", action="store_true",
+                       help="log why each message was not delivered to a receiver")
+    serve.add_argument("--quiet", action="store_true",
+                       help="log nothing but errors (default: each attach's negotiation)")
+    _debug_option(serve)
     return parser
 
 
@@ -256,6 +289,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .match import run
         elif args.command == "spark":
             from .spark import run
+        elif args.command == "serve":
+            from .serve import run
         else:
             from .why import run
         return run(args)

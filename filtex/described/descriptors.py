@@ -85,11 +85,20 @@ BY_NAME = {name: t for t in FILTER_TYPES for name in t.names}
 BY_CODE = {t.code: t for t in FILTER_TYPES}
 
 
+# the AMQP registry's names for two of the JMS filters (amqp.org/node/67), which brokers
+# (RabbitMQ among them) offer beside apache-filters.xml's group name
+REGISTRY = {"apache.org:no-local-filter:list": "APACHE.ORG:NO_LOCAL",
+            "apache.org:selector-filter:string": "APACHE.ORG:SELECTOR"}
+
+
 def capabilities() -> tuple[symbol, ...]:
-    """The capability symbols to offer on open/attach for what filtex evaluates."""
+    """The capability symbols to offer on open/attach for what filtex evaluates:
+    each type's group capability, and the registry's names where it has one."""
     seen: dict[str, None] = {}
     for t in FILTER_TYPES:
         seen.setdefault(t.capability)
+        if t.name in REGISTRY:
+            seen.setdefault(REGISTRY[t.name])
     return tuple(symbol(c) for c in seen)
 
 

@@ -18,12 +18,13 @@ from __future__ import annotations
 from itertools import islice
 from typing import Any, Mapping, NamedTuple, cast
 
-from proton import Array, Data, Described, symbol
+from proton import Array, Data, Described, symbol, ulong
 
 from . import descriptors
 from ..errors import FilterError
 from ..filter import Filter
 from ..names import Dialect
+from ..proton_copies import is_foreign, to_own
 from ..limits import DEFAULT_LIMITS, Limits, exceeded
 from ..message import HEADER_DEFAULTS
 from ..runtime.property import check_entries
@@ -57,6 +58,8 @@ def _from_json(obj: dict, limits: Limits) -> tuple[descriptors.FilterType, Any]:
 def normalize(f: Any, limits: Limits = DEFAULT_LIMITS) -> tuple[descriptors.FilterType, Any]:
     """(filter type, value) of a filter in any accepted form. Forms are told
     apart by exact class: a subclass would control its own ``len`` and ``[]``."""
+    if is_foreign(f):   # another proton copy's Described: rebuilt as proton's own
+        f = to_own(f, limits.max_value_depth)
     cls = type(f)
     if cls is Described:
         ftype, value = descriptors.lookup(f.descriptor), f.value
@@ -76,6 +79,32 @@ def normalize(f: Any, limits: Limits = DEFAULT_LIMITS) -> tuple[descriptors.Filt
     if ftype.kind not in _GROUPS:
         check_value(value, limits, f"the {ftype.name} filter")
     return ftype, value
+
+
+def to_described(f: Any, limits: Limits = DEFAULT_LIMITS) -> Described:
+    """A filter in the conformance JSON form (``{"sql": TEXT}`` in the amqp
+    dialect's descriptor, or a described filter object, groups nested) as the
+    ``proton.Described`` a client sends in a source's filter set."""
+    if type(f) is dict and type(f.get("sql")) is str and len(f) == 1:
+        return Described(symbol("amqp:sql-filter"), f["sql"])
+    if type(f) is not dict or not ("described" in f or "code" in f):
+        raise FilterError(f"not a filter object: {f!r:.80}")
+    try:
+        ftype, value = _from_json(f, limits)
+    except FilterError as error:   # a type filtex does not know: sent as it is written
+        if error.condition != "amqp:not-implemented":
+            raise
+        descriptor = (symbol(str(f["described"])) if "described" in f
+                      else ulong(descriptors.parse_code(f["code"])))
+        return Described(descriptor, value_from_json(f.get("value"),
+                                                     max_depth=limits.max_value_depth))
+    if ftype.kind in _GROUPS:
+        members = value if type(value) is list else [value]
+        value = [to_described(m, limits) if type(m) is dict and
+                 ({"described", "code", "sql"} & set(m)) else
+                 value_from_json(m, max_depth=limits.max_value_depth) for m in members]
+    descriptor = ulong(ftype.code) if "code" in f else symbol(str(f["described"]))
+    return Described(descriptor, value)
 
 
 def _canonical(ftype: descriptors.FilterType, value: Any) -> tuple:
@@ -247,6 +276,9 @@ def lower_filter_set(filters: Any, dialect: Dialect, limits: Limits
                      ) -> tuple[ast.Node, Any, str]:
     """(tree, text, "filter-set") of a source's filter set: a message passes
     when every member matches. ``filters`` may hold anything (``FilterError``)."""
+    if type(filters) is dict and any(map(is_foreign, islice(filters.keys(), 1))) \
+            or is_foreign(filters):   # another proton copy's: rebuilt as proton's own
+        filters = to_own(filters, limits.max_value_depth)
     if type(filters) is Data:
         filters = _data_object(filters)
     elif type(getattr(filters, "filter", None)) is Data:
@@ -281,7 +313,7 @@ def _data_object(data: Data) -> Any:
     data.rewind()
     if not data.next():
         return {}
-    return data.get_object()
+    return to_own(data.get_object())   # binary values come as memoryviews: bytes
 
 
-__all__ = ["SqlText", "lower_filter", "lower_filter_set", "normalize"]
+__all__ = ["SqlText", "lower_filter", "lower_filter_set", "normalize", "to_described"]

@@ -1,0 +1,301 @@
+"""Negotiating a filter set at attach: what to echo, what to apply, what to refuse.
+
+A receiver proposes a filter set on the source of its attach; the sender echoes
+the filters *actually in place* (AMQP core 3.5.3) or refuses the link (filtex
+CSD01 2.3). ``negotiate`` decides both from the set alone, entry by entry, with
+no link or container: a broker, a router, a test peer or a consumer checking
+an echo calls it the same way. Each entry is found by its descriptor (symbol or
+numeric code) under any key, as Artemis and Qpid Broker-J do, unless the
+profile reads a type under one key only (RabbitMQ's ``sql-filter``).
+
+A null entry acts as if absent (3.5.8). Entries a broker interprets itself
+(``profiles.DELEGATED``, plus any descriptor the caller names) are echoed and
+left to the caller. Every other entry is compiled on its own, so a failure
+names its key, with the compiler's line and column; under the ``detach`` policy
+the first failure refuses the link, under ``omit`` it is left out of the echo.
+A limit violation is ``amqp:resource-limit-exceeded``, or, when the caller
+masks limits (CSD01 7.1), a generic ``amqp:internal-error`` with the detail
+logged for the operator.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any, Literal
+
+import proton
+from proton import Described, symbol
+
+from .. import proton_copies
+from ..compiler import compile_filter, compile_filter_set
+from ..described import descriptors
+from ..errors import INTERNAL_ERROR, FilterError
+from ..filter import Filter
+from ..limits import RESOURCE_LIMIT, Limits, check_limits
+from ..names import Dialect
+from .profiles import SPEC, Policy, Profile, get_profile
+
+LOG = logging.getLogger("filtex.endpoint")
+
+Status = Literal["accepted", "refused", "null", "delegated"]
+NOT_IMPLEMENTED = "amqp:not-implemented"
+INVALID_FIELD = "amqp:invalid-field"
+INFO = {"field": "filter"}   # the refusal's info: which field of the attach was wrong
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a filter set and what became of it. ``condition``,
+    ``message``, ``line`` and ``column`` are set for a refused entry (under the
+    ``omit`` policy too: the entry is then left out of the echo, not the link)."""
+
+    key: str
+    status: Status
+    descriptor: str | None = None
+    condition: str | None = None
+    message: str | None = None
+    line: int | None = None
+    column: int | None = None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """What a refusing source detaches with: condition, description, info."""
+
+    condition: str
+    description: str
+    info: Mapping[str, str] = field(default_factory=lambda: dict(INFO))
+
+
+@dataclass(frozen=True)
+class Negotiation:
+    """The outcome of one attach's filter set.
+
+    ``in_place``: the entries to echo (accepted and delegated), by key, as
+    received. ``filter``: one compiled ``Filter`` of the accepted entries (it
+    matches every message when there are none), None when the link is refused.
+    ``delegated``: the entries left to the caller. ``refusal``: None, or what to
+    detach with."""
+
+    in_place: dict[str, Any]
+    filter: Filter | None
+    entries: tuple[Entry, ...]
+    refusal: Refusal | None
+    delegated: dict[str, Any]
+    profile: str = "spec"
+
+    @property
+    def refused(self) -> bool:
+        return self.refusal is not None
+
+    def summary(self) -> str:
+        """One line for a log: each entry's key and fate."""
+        if not self.entries:
+            parts = ["no filters"]
+        else:
+            parts = []
+            for e in self.entries:
+                text = f"{e.status} {e.key}"
+                if e.descriptor:
+                    text += f" ({e.descriptor})"
+                if e.status == "refused":
+                    text += f": {e.condition} {e.message}"
+                parts.append(text)
+        if self.refusal is not None:
+            parts.append(f"link refused: {self.refusal.condition} {self.refusal.description}")
+        return "; ".join(parts)
+
+
+def negotiate(filter_set: object, dialect: Dialect | None = None, *,
+              profile: Profile | str = SPEC, policy: Policy | None = None,
+              limits: Limits | None = None, delegate: Iterable[str | int] = (),
+              mask_limits: bool = False) -> Negotiation:
+    """Decide an attach's filter set (see the module's docstring).
+
+    ``filter_set`` is a ``proton.Data`` or ``Terminus`` (the source), a mapping
+    of names to filters in any form ``compile_filter`` takes, the conformance
+    format's ``{"set": {...}}``, or the same from another copy of proton.
+    ``dialect`` defaults to the profile's; ``policy`` overrides the profile's
+    answer to bad and unknown entries alike; ``delegate`` names more
+    descriptors (symbols or numeric codes) the caller interprets itself."""
+    rules = get_profile(profile) if isinstance(profile, str) else profile
+    rules = rules.with_policy(policy)
+    dialect = rules.dialect if dialect is None else dialect
+    checked = check_limits(limits)
+    delegated_names = _descriptor_keys(tuple(rules.delegated) + tuple(delegate))
+    try:
+        items = _read_set(filter_set, checked)
+    except FilterError as error:   # the set itself: no entry can be trusted
+        return _refuse_all(error, rules, mask_limits)
+    entries: list[Entry] = []
+    in_place: dict[str, Any] = {}
+    delegated: dict[str, Any] = {}
+    compiled: dict[str, Filter] = {}
+    refusal: Refusal | None = None
+    for key, value in items:
+        if value is None:
+            entries.append(Entry(key, "null"))
+            continue
+        raw = _descriptor(value)
+        if _descriptor_key(raw) in delegated_names:
+            entries.append(Entry(key, "delegated", _shown(raw)))
+            in_place[key] = delegated[key] = value
+            continue
+        entry, policy_used, made = _entry(key, value, raw, dialect, rules, checked)
+        if isinstance(made, Filter):
+            entries.append(entry)
+            in_place[key] = value
+            compiled[key] = made
+            continue
+        entry = _reported(entry, mask_limits)
+        entries.append(entry)
+        if policy_used == "detach" and refusal is None:
+            refusal = Refusal(entry.condition or INVALID_FIELD, entry.message or "")
+    if refusal is not None:
+        return Negotiation({}, None, tuple(entries), refusal, {}, rules.name)
+    try:
+        combined = _combine(compiled, dialect, checked)
+    except FilterError as error:
+        return _refuse_all(error, rules, mask_limits, tuple(entries))
+    return Negotiation(in_place, combined, tuple(entries), None, delegated, rules.name)
+
+
+def _entry(key: str, value: Any, raw: Any, dialect: Dialect, rules: Profile,
+           limits: Limits) -> tuple[Entry, Policy, Any]:
+    """(entry, the policy a failure falls under, the compiled Filter or the error)."""
+    try:
+        ftype = descriptors.lookup(raw)
+    except FilterError as error:
+        unknown = error.condition == NOT_IMPLEMENTED
+        message = (rules.describe_unknown(key, _shown(raw)) if unknown
+                   else rules.describe_invalid(key, error))
+        return (Entry(key, "refused", _shown(raw), error.condition, message, error.line,
+                      error.column), rules.unknown if unknown else rules.invalid, error)
+    wanted_key = rules.keys.get(ftype.name)
+    if (rules.types is not None and ftype.name not in rules.types) or \
+            (wanted_key is not None and wanted_key != key):
+        return (Entry(key, "refused", ftype.name, NOT_IMPLEMENTED,
+                      rules.describe_unknown(key, ftype.name), 1, 1), rules.unknown, None)
+    try:
+        compiled = compile_filter(value, dialect, limits=limits)
+    except FilterError as error:
+        policy = rules.unknown if error.condition == NOT_IMPLEMENTED else rules.invalid
+        return (Entry(key, "refused", ftype.name, error.condition,
+                      rules.describe_invalid(key, error), error.line, error.column),
+                policy, error)
+    return Entry(key, "accepted", ftype.name), rules.invalid, compiled
+
+
+def _reported(entry: Entry, mask_limits: bool) -> Entry:
+    """A refused entry as the client sees it: a limit violation masked as a
+    generic error when asked (the detail goes to the operator's log)."""
+    if entry.condition == RESOURCE_LIMIT and mask_limits:
+        LOG.warning("filter %s refused: %s", entry.key, entry.message)
+        return Entry(entry.key, "refused", entry.descriptor, INTERNAL_ERROR,
+                     f"filter {entry.key}: internal error", entry.line, entry.column)
+    if entry.condition == RESOURCE_LIMIT:
+        LOG.info("filter %s refused: %s", entry.key, entry.message)
+    return entry
+
+
+def _refuse_all(error: FilterError, rules: Profile, mask_limits: bool,
+                entries: tuple[Entry, ...] = ()) -> Negotiation:
+    """A set that cannot be read as a whole (too many entries, not a map) is
+    refused whatever the policy: there is no entry to leave out of an echo."""
+    condition, description = error.condition, f"filter set: {error}"
+    if condition == RESOURCE_LIMIT and mask_limits:
+        LOG.warning("filter set refused: %s", error)
+        condition, description = INTERNAL_ERROR, "filter set: internal error"
+    return Negotiation({}, None, entries, Refusal(condition, description), {}, rules.name)
+
+
+def _combine(compiled: dict[str, Filter], dialect: Dialect, limits: Limits) -> Filter:
+    if len(compiled) == 1:
+        return next(iter(compiled.values()))
+    return compile_filter_set(compiled, dialect, limits=limits)
+
+
+# --- reading the set ---------------------------------------------------------------------
+
+def _read_set(filter_set: object, limits: Limits) -> list[tuple[str, Any]]:
+    """The set's (key, value) pairs, at most ``max_set_entries`` (a longer set is
+    a FilterError: one more key is read, never the rest)."""
+    value: Any = filter_set
+    if type(value) is proton.Terminus:
+        value = value.filter
+    value = proton_copies.to_own(value, limits.max_value_depth)
+    if type(value) is Described:
+        value = value.value
+    if type(value) is dict and set(value) == {"set"} and type(value["set"]) is dict:
+        value = value["set"]   # the conformance format's filter set
+    if value is None:
+        return []
+    if not isinstance(value, Mapping):
+        raise FilterError(f"a filter set is a map of names to filters, not "
+                          f"{type(value).__name__[:40]}")
+    names = list(islice(value, limits.max_set_entries + 1))
+    if len(names) > limits.max_set_entries:
+        raise FilterError(f"filter set has more than {limits.max_set_entries:,} entries "
+                          f"(limit max_set_entries = {limits.max_set_entries:,})",
+                          condition=RESOURCE_LIMIT)
+    items = []
+    for name in names:
+        if type(name) not in (str, symbol):
+            raise FilterError(f"filter set names are symbols, not {type(name).__name__[:40]}")
+        items.append((str.__str__(name), value[name]))
+    return items
+
+
+def _descriptor(value: Any) -> Any:
+    """An entry's descriptor as given (symbol, code, or None when it has none)."""
+    cls = type(value)
+    if cls is Described:
+        return value.descriptor
+    if cls is tuple and len(value) == 2:
+        return value[0]
+    if cls is dict:
+        if "described" in value:
+            return value["described"]
+        if "code" in value:
+            try:
+                return descriptors.parse_code(value["code"])
+            except FilterError:
+                return value["code"]
+    return None
+
+
+def _descriptor_key(raw: Any) -> str | int | None:
+    if issubclass(type(raw), str):
+        return str.__str__(raw)
+    if issubclass(type(raw), int) and type(raw) is not bool:
+        return int.__int__(raw)
+    return None
+
+
+def _descriptor_keys(names: Iterable[str | int]) -> frozenset[str | int]:
+    keys = set()
+    for name in names:
+        key = _descriptor_key(name)
+        if key is None:
+            raise TypeError(f"a delegated descriptor is a symbol or a code, not {name!r}")
+        keys.add(key)
+        known = descriptors.BY_NAME.get(key) if isinstance(key, str) else None
+        if known is not None:
+            keys.update(known.names)
+            keys.add(known.code)
+    return frozenset(keys)
+
+
+def _shown(raw: Any) -> str:
+    key = _descriptor_key(raw)
+    if isinstance(key, str):
+        return key[:80]
+    if isinstance(key, int):
+        return (f"0x{key >> 32:08X}:0x{key & 0xFFFFFFFF:08X}" if 0 <= key < 1 << 64
+                else "(out of range)")
+    return f"(a {type(raw).__name__[:40]})"
+
+
+__all__ = ["Entry", "Negotiation", "Refusal", "negotiate"]

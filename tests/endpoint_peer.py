@@ -1,0 +1,161 @@
+"""Test helpers for filters on the wire: ``filtex serve`` in a child process and a
+real proton client that opens many receivers at once and drains each one.
+
+A receiver is finished when the peer answers its drain (it has sent every
+message it will), or when the peer detaches it: no test waits for time to pass.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from proton import Terminus
+from proton.handlers import MessagingHandler
+from proton.reactor import Container
+
+START_TIMEOUT = 120   # seconds for the peer to say it listens: a hang, not a verdict
+
+
+class Peer:
+    """``filtex serve`` running in a child process (a context manager)."""
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        command = [sys.executable, "-m", "filtex", "serve", "--listen", "127.0.0.1:0", *args]
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, **(env or {})})
+        line = self.process.stdout.readline() if self.process.stdout else ""
+        if not line.startswith("listening on "):
+            self.process.kill()
+            _, err = self.process.communicate(timeout=START_TIMEOUT)
+            raise RuntimeError(f"filtex serve did not start: {line!r} {err[-2000:]}")
+        self.address = line.split()[-1]
+        self.stderr = ""
+
+    def url(self, address: str) -> str:
+        return f"{self.address}/{address}"
+
+    def stop(self) -> str:
+        """Stop the peer; its log (stderr)."""
+        if self.process.poll() is None:
+            self.process.terminate()
+        _, self.stderr = self.process.communicate(timeout=START_TIMEOUT)
+        return self.stderr
+
+    def __enter__(self) -> Peer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+@dataclass
+class Link:
+    """One receiver to open: its address and options; what came of it."""
+    address: str
+    options: Any = None
+    name: str | None = None
+    tags: list[str] = field(default_factory=list)
+    bodies: list[Any] = field(default_factory=list)
+    echoed: Any = None
+    null_source: bool = False
+    condition: Any = None
+    error: BaseException | None = None
+    done: bool = False
+
+
+class Consumer(MessagingHandler):  # type: ignore[misc]
+    """Open every link on one connection, ``window`` at a time; drain each."""
+
+    def __init__(self, address: str, links: list[Link], window: int = 200,
+                 credit: int = 1_000_000) -> None:
+        super().__init__(prefetch=0, auto_accept=False)
+        self.handlers = [h for h in self.handlers if type(h).__name__ != "IncomingMessageHandler"]
+        self.address, self.links, self.window, self.credit = address, links, window, credit
+        self.pending = list(reversed(links))
+        self.open: dict[Any, Link] = {}
+        self.connection: Any = None
+        self.opened = 0
+
+    def on_start(self, event: Any) -> None:
+        self.connection = event.container.connect(self.address)
+        for _ in range(self.window):
+            self._next(event.container)
+
+    def _next(self, container: Any) -> None:
+        if not self.pending:
+            if not self.open and self.connection is not None:
+                self.connection.close()
+            return
+        spec = self.pending.pop()
+        self.opened += 1
+        receiver = container.create_receiver(self.connection, spec.address,
+                                             name=spec.name or f"link-{self.opened}",
+                                             options=spec.options)
+        self.open[receiver.name] = spec
+
+    def _spec(self, link: Any) -> Link | None:
+        return self.open.get(link.name)
+
+    def on_link_opened(self, event: Any) -> None:
+        spec = self._spec(event.link)
+        if spec is None:
+            return
+        source = event.link.remote_source
+        spec.null_source = source.type == Terminus.UNSPECIFIED
+        source.filter.rewind()
+        spec.echoed = source.filter.get_object() if source.filter.next() else {}
+        if not spec.null_source:
+            event.receiver.drain(self.credit)
+
+    def on_delivery(self, event: Any) -> None:
+        """Raw deliveries (a message of no section is an empty payload, which
+        proton's message decoder refuses): the tag and the bytes."""
+        delivery, link = event.delivery, event.link
+        spec = self._spec(link)
+        if spec is None or not link.is_receiver or not delivery.readable or delivery.partial:
+            return
+        data = link.recv(delivery.pending) or b""
+        link.advance()
+        delivery.update(delivery.ACCEPTED)
+        delivery.settle()
+        spec.tags.append(delivery.tag)
+        spec.bodies.append(data)
+
+    def on_link_flow(self, event: Any) -> None:
+        link = event.link
+        spec = self._spec(link)
+        if spec is not None and link.is_receiver and not spec.null_source \
+                and link.state & link.LOCAL_ACTIVE and not link.draining() \
+                and link.remote_source.type != Terminus.UNSPECIFIED:
+            self._finish(event, spec)
+
+    def on_link_error(self, event: Any) -> None:
+        spec = self._spec(event.link)
+        if spec is not None:
+            spec.condition = event.link.remote_condition
+            event.link.close()
+            self._finish(event, spec)
+
+    def on_link_closed(self, event: Any) -> None:
+        spec = self._spec(event.link)
+        if spec is not None and not spec.done:
+            self._finish(event, spec)
+
+    def _finish(self, event: Any, spec: Link) -> None:
+        if spec.done:
+            return
+        spec.done = True
+        self.open.pop(event.link.name, None)
+        if event.link.state & event.link.LOCAL_ACTIVE:
+            event.link.close()
+        self._next(event.container)
+
+
+def consume(address: str, links: list[Link], **options: Any) -> list[Link]:
+    """Open ``links`` on one connection to ``address`` (HOST:PORT) and drain them."""
+    Container(Consumer(address, links, **options)).run()
+    return links
