@@ -77,9 +77,9 @@ def foreign_message(value: object) -> bool:
 def encoded(message: object) -> bytes:
     """A foreign proton ``Message``'s AMQP bytes, from its own encoder."""
     data = type(message).encode(message)  # type: ignore[attr-defined]
-    if type(data) is not bytes:
+    if type(data) not in (bytes, bytearray):
         raise TypeError("a proton message encodes to bytes")
-    return data
+    return bytes(data)
 
 
 class _Budget:

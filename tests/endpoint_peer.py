@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,7 @@ from proton.handlers import MessagingHandler
 from proton.reactor import Container
 
 START_TIMEOUT = 120   # seconds for the peer to say it listens: a hang, not a verdict
+HANG = 300            # seconds after which a client is taken to hang
 
 
 class Peer:
@@ -145,6 +147,25 @@ class Consumer(MessagingHandler):  # type: ignore[misc]
         if spec is not None and not spec.done:
             self._finish(event, spec)
 
+    def on_connection_error(self, event: Any) -> None:
+        """The peer closed the connection (a frame too large, say): every link
+        still open is finished, with the connection's condition."""
+        self._end_all(event.connection.remote_condition)
+        event.connection.close()
+
+    def on_transport_error(self, event: Any) -> None:
+        self._end_all(event.transport.condition)
+
+    def on_disconnected(self, event: Any) -> None:
+        self._end_all(None)
+
+    def _end_all(self, condition: Any) -> None:
+        for name, spec in list(self.open.items()):
+            spec.condition = spec.condition or condition
+            spec.done = True
+            self.open.pop(name, None)
+        self.pending.clear()
+
     def _finish(self, event: Any, spec: Link) -> None:
         if spec.done:
             return
@@ -155,7 +176,31 @@ class Consumer(MessagingHandler):  # type: ignore[misc]
         self._next(event.container)
 
 
+def run(handler: Any, limit: float = HANG) -> Any:
+    """Run a proton container for ``handler`` to its end, in a thread so that a
+    hang fails the test after ``limit`` seconds instead of blocking the run (a
+    hang, never a verdict: every test ends on its own events). An exception the
+    handler raised is raised here."""
+    container = Container(handler)
+    raised: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            container.run()
+        except BaseException as error:   # handed to the test's thread
+            raised.append(error)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(limit)
+    if thread.is_alive():
+        raise AssertionError(f"a proton client did not finish in {limit} s: it hangs")
+    if raised:
+        raise raised[0]
+    return handler
+
+
 def consume(address: str, links: list[Link], **options: Any) -> list[Link]:
     """Open ``links`` on one connection to ``address`` (HOST:PORT) and drain them."""
-    Container(Consumer(address, links, **options)).run()
+    run(Consumer(address, links, **options))
     return links

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from proton import Described, Message, symbol
 from proton.handlers import MessagingHandler
-from proton.reactor import Container, Filter, Selector
+from proton.reactor import Filter, Selector
 
 from filtex.cli import main as cli
 from filtex.described.lower import to_described
 
 from conformance_cases import load_cases
-from endpoint_peer import Link, Peer, consume
+from endpoint_peer import Link, Peer, consume, run
 
 BATCH = 40
 DIALECTS = ("amqp", "jms", "rabbitmq")
@@ -202,7 +202,7 @@ def _no_local_round(address: str, body: dict, case: dict, same: bool, sent: bool
             if event.link.is_receiver and not event.link.draining():
                 event.container.stop()
 
-    Container(Round()).run()
+    run(Round())
     return bool(outcome["delivered"])
 
 
@@ -216,12 +216,12 @@ def test_protons_selected_recv_example():
     with Peer("--quiet") as peer:
         url = peer.url("examples")
         sent = _ColourSend(url, 100)
-        Container(sent).run()
+        run(sent)
         assert sent.confirmed == 100
         green = _Recv(url, 50, Selector("colour = 'green'"))
-        Container(green).run()
+        run(green)
         red = _Recv(url, 50, None)
-        Container(red).run()
+        run(red)
     assert green.bodies == [f"green {i + 1}" for i in range(100) if i % 2 == 0]
     assert red.bodies == [f"red {i + 1}" for i in range(100) if i % 2 == 1]
 

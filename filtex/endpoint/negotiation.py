@@ -58,6 +58,7 @@ class Entry:
     message: str | None = None
     line: int | None = None
     column: int | None = None
+    problem: str | None = None   # the compiler's words, without the profile's wording
 
 
 @dataclass(frozen=True)
@@ -166,25 +167,29 @@ def _entry(key: str, value: Any, raw: Any, dialect: Dialect, rules: Profile,
            limits: Limits) -> tuple[Entry, Policy, Any]:
     """(entry, the policy a failure falls under, the compiled Filter or the error)."""
     try:
+        if raw is None:   # no descriptor to be found: the compiler says what it is not
+            compile_filter(value, dialect, limits=limits)
         ftype = descriptors.lookup(raw)
     except FilterError as error:
         unknown = error.condition == NOT_IMPLEMENTED
         message = (rules.describe_unknown(key, _shown(raw)) if unknown
                    else rules.describe_invalid(key, error))
         return (Entry(key, "refused", _shown(raw), error.condition, message, error.line,
-                      error.column), rules.unknown if unknown else rules.invalid, error)
+                      error.column, error.problem),
+                rules.unknown if unknown else rules.invalid, error)
     wanted_key = rules.keys.get(ftype.name)
     if (rules.types is not None and ftype.name not in rules.types) or \
             (wanted_key is not None and wanted_key != key):
         return (Entry(key, "refused", ftype.name, NOT_IMPLEMENTED,
-                      rules.describe_unknown(key, ftype.name), 1, 1), rules.unknown, None)
+                      rules.describe_unknown(key, ftype.name), 1, 1,
+                      f"filter type {ftype.name} is not applied here"), rules.unknown, None)
     try:
         compiled = compile_filter(value, dialect, limits=limits)
     except FilterError as error:
         policy = rules.unknown if error.condition == NOT_IMPLEMENTED else rules.invalid
         return (Entry(key, "refused", ftype.name, error.condition,
-                      rules.describe_invalid(key, error), error.line, error.column),
-                policy, error)
+                      rules.describe_invalid(key, error), error.line, error.column,
+                      error.problem), policy, error)
     return Entry(key, "accepted", ftype.name), rules.invalid, compiled
 
 
@@ -194,7 +199,8 @@ def _reported(entry: Entry, mask_limits: bool) -> Entry:
     if entry.condition == RESOURCE_LIMIT and mask_limits:
         LOG.warning("filter %s refused: %s", entry.key, entry.message)
         return Entry(entry.key, "refused", entry.descriptor, INTERNAL_ERROR,
-                     f"filter {entry.key}: internal error", entry.line, entry.column)
+                     f"filter {entry.key}: internal error", entry.line, entry.column,
+                     "internal error")
     if entry.condition == RESOURCE_LIMIT:
         LOG.info("filter %s refused: %s", entry.key, entry.message)
     return entry
@@ -244,7 +250,10 @@ def _read_set(filter_set: object, limits: Limits) -> list[tuple[str, Any]]:
     for name in names:
         if type(name) not in (str, symbol):
             raise FilterError(f"filter set names are symbols, not {type(name).__name__[:40]}")
-        items.append((str.__str__(name), value[name]))
+        entry = value[name]
+        if type(entry) is dict and set(entry) == {"sql"}:   # the conformance format's SQL
+            entry = Described(symbol("amqp:sql-filter"), entry["sql"])
+        items.append((str.__str__(name), entry))
     return items
 
 

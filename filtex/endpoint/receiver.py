@@ -212,7 +212,8 @@ def _raise_refusal(result: Negotiation) -> None:
     """The receiver's own filter set cannot be compiled: its first error."""
     for entry in result.entries:
         if entry.status == "refused":
-            raise FilterError(entry.message or "", entry.line or 1, entry.column or 1,
+            raise FilterError(f"filter {entry.key}: {entry.problem or entry.message}",
+                              entry.line or 1, entry.column or 1,
                               entry.condition or "amqp:invalid-field")
     if result.refusal is not None:
         raise FilterError(result.refusal.description, condition=result.refusal.condition)
@@ -230,11 +231,25 @@ def _module(link: Any, name: str) -> Any:
 def _incoming(delegate: Any) -> Any:
     """The ``IncomingMessageHandler`` of a messaging handler: what decodes and
     accepts its messages (client-side filtering hands it the ones that pass)."""
-    for handler in getattr(delegate, "handlers", ()) or ():
-        if type(handler).__name__ == "IncomingMessageHandler":
-            return handler
+    found = _find_incoming(delegate, 4)
+    if found is not None:
+        return found
     raise TypeError("client-side filtering needs a proton MessagingHandler to hand the "
                     f"messages to, not {type(delegate).__name__}")
+
+
+def _find_incoming(handler: Any, depth: int) -> Any:
+    """Depth-first through proton's nested handlers (a connection's handler
+    wraps the application's)."""
+    if depth < 0:
+        return None
+    for child in getattr(handler, "handlers", ()) or ():
+        if type(child).__name__ == "IncomingMessageHandler":
+            return child
+        found = _find_incoming(child, depth - 1)
+        if found is not None:
+            return found
+    return None
 
 
 class _Checking:
