@@ -10,7 +10,9 @@ passes. Deliveries are evaluated on their encoded bytes, as received.
 
 It is a test peer, not a broker: everything lives in memory, nothing is
 persisted, there is no security beyond proton's defaults (SASL ANONYMOUS), no
-transactions, and no flow control beyond the receivers' credit.
+transactions, and no flow control beyond the receivers' credit. A queue's message
+is taken when it is sent (at most once): a released or rejected one is not
+queued again.
 
 The RabbitMQ profile also copies what RabbitMQ's own client checks: the
 connection's ``product``/``version`` properties, the ``x-stream-offset``
@@ -29,7 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from proton import Data, Delivery, Described, symbol, timestamp
+from proton import Data, Delivery, Described, Link, symbol, timestamp
 from proton.handlers import IncomingMessageHandler, MessagingHandler
 
 from ..amqp.encode import _section
@@ -129,6 +131,8 @@ class Peer(FilteringSender, MessagingHandler):
             link.target.address = link.remote_target.address
             link.flow(1000)
             return
+        link.snd_settle_mode = link.remote_snd_settle_mode   # as the receiver asks
+        link.rcv_settle_mode = link.remote_rcv_settle_mode
         result = self.filtex_negotiation(link)
         if result is None or result.refused:
             return
@@ -217,7 +221,8 @@ class Peer(FilteringSender, MessagingHandler):
             delivery = link.delivery(str(offset).encode())
             link.send(data)
             link.advance()
-            delivery.settle()
+            if link.snd_settle_mode == Link.SND_SETTLED:   # else settled on the receiver's
+                delivery.settle()                           # outcome (at most once here)
             consumer.delivered += 1
         if link.drain_mode and link.credit and consumer.cursor >= len(log):
             link.drained()   # a draining receiver learns it has everything there is
