@@ -273,3 +273,19 @@ def test_a_described_filter_reaches_the_peer_by_numeric_code_under_any_key(tmp_p
         [link] = consume(peer.address, [Link("s", option)])
     assert link.tags == ["0", "5", "10", "15"]
     assert list(link.echoed) == [symbol("anything")]   # the null entry acts as if absent
+
+
+def test_serve_refuses_bad_options_before_listening(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"application-properties": {"n": 1}}\nnot json\n')
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"application-properties": {"n": 1}}\n')
+    for arguments, said in (
+            (["--stream", "x"], "--stream takes NAME=FILE, not 'x'"),
+            (["--stream", f"a={good}", "--stream", f"a={good}"], "stream 'a' is given twice"),
+            (["--stream", f"a={tmp_path / 'missing'}"], "cannot read"),
+            (["--stream", f"a={bad}"], "line 2"),
+            (["--listen", "nowhere"], "--listen takes HOST:PORT")):
+        assert cli(["serve", *arguments]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("filtex: error: ") and said in err, err

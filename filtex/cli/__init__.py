@@ -27,6 +27,7 @@ import os
 import sys
 from typing import Sequence
 
+from ..endpoint.profiles import PROFILES
 from ..names import DIALECT_NAMES
 from .common import BAD, INTERRUPTED, CommandError, missing_module
 FORMATS = ("jsonl", "amqp")
@@ -186,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
                        metavar="NAME=FILE", help="serve FILE's messages at address NAME; "
                        "repeat for several")
     serve.add_argument("--profile", default="spec",
-                       choices=("spec", "rabbitmq", "artemis", "qpid"),
+                       choices=tuple(PROFILES),
                        help="whose attach behaviour to copy: echo, refusals, filter types "
                        "(default spec: refuse any filter that cannot be applied)")
     serve.add_argument("--dialect", choices=DIALECT_NAMES,

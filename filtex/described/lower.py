@@ -300,13 +300,27 @@ def lower_filter_set(filters: Any, dialect: Dialect, limits: Limits
     for name in filters:
         if type(name) not in (str, symbol):
             raise FilterError(f"filter set names are symbols, not {type(name).__name__}")
+    # a null entry acts as if the key were absent (AMQP 3.5.8)
+    filters = {name: f for name, f in filters.items() if f is not None}
     budget = _Budget(limits)
-    lowered = [_lower(f, dialect, 1, budget) for f in filters.values()]
+    lowered = [_named(name, f, dialect, budget) for name, f in filters.items()]
     nodes = tuple(node for node, _ in lowered)
     tree = (ast.Literal(value=True, typ="bool") if not nodes else nodes[0] if len(nodes) == 1
             else ast.And(items=nodes, typ="bool"))
     text = ("filter-set", {str.__str__(k): member for k, (_, member) in zip(filters, lowered)})
     return tree, text, "filter-set"
+
+
+def _named(name: Any, f: Any, dialect: Dialect, budget: _Budget) -> tuple[ast.Node, Any]:
+    """One entry of a set lowered; its error names the entry's key."""
+    try:
+        return _lower(f, dialect, 1, budget)
+    except FilterError as error:
+        if error.condition == "amqp:resource-limit-exceeded" and \
+                error.problem.startswith("more than"):   # the set's own count, not the entry's
+            raise
+        raise FilterError(f"filter {str.__str__(name)[:80]}: {error.problem}", error.line,
+                          error.column, error.condition) from None
 
 
 def _data_object(data: Data) -> Any:
