@@ -39,7 +39,8 @@ def streams(specs: list[str]) -> dict[str, list[bytes]]:
 def run(args: argparse.Namespace) -> int:
     from proton.reactor import Container
 
-    from ..endpoint.serve import Peer, warm_up
+    from ..endpoint.negotiation import warm_up
+    from ..endpoint.serve import Peer
     host, sep, port = args.listen.rpartition(":")
     if not sep or not port.isdigit():
         raise CommandError(f"--listen takes HOST:PORT, not {args.listen!r}")

@@ -35,7 +35,13 @@ class FilterType:
 
     @property
     def code_text(self) -> str:
-        return f"0x{self.code >> 32:08X}:0x{self.code & 0xFFFFFFFF:08X}"
+        return code_text(self.code)
+
+
+def code_text(code: int) -> str:
+    """A 64-bit descriptor code as the registry writes it, ``0xDOMAIN:0xNUMBER``."""
+    return f"0x{code >> 32:08X}:0x{code & 0xFFFFFFFF:08X}" if 0 <= code < 1 << 64 \
+        else "(out of range)"
 
 
 def _amqp(n: int) -> int:
@@ -126,8 +132,7 @@ def lookup(descriptor: Any) -> FilterType:
     elif issubclass(type(descriptor), int) and type(descriptor) is not bool:
         code = int.__int__(descriptor)
         found = BY_CODE.get(code)
-        shown = f"0x{code >> 32:08X}:0x{code & 0xFFFFFFFF:08X}" if 0 <= code < 1 << 64 \
-            else "(out of range)"
+        shown = code_text(code)
     else:
         raise FilterError(f"a filter descriptor is a symbol or a ulong, not a "
                           f"{type(descriptor).__name__[:40]}", condition="amqp:invalid-field")

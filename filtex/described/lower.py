@@ -272,10 +272,11 @@ def _members(value: Any, ftype: descriptors.FilterType, limits: Limits) -> list:
     return list(value)
 
 
-def lower_filter_set(filters: Any, dialect: Dialect, limits: Limits
-                     ) -> tuple[ast.Node, Any, str]:
-    """(tree, text, "filter-set") of a source's filter set: a message passes
-    when every member matches. ``filters`` may hold anything (``FilterError``)."""
+def set_entries(filters: Any, limits: Limits) -> dict[str, Any]:
+    """A source's filter set as {name: filter}, from a mapping, a ``proton.Data``,
+    a ``Terminus`` or a described map, of this proton or another copy: at most
+    ``max_set_entries`` names (one more is read, never the rest: a mapping's
+    ``__len__`` may lie, its iteration never end), each a symbol or a str."""
     if type(filters) is dict and any(map(is_foreign, islice(filters.keys(), 1))) \
             or is_foreign(filters):   # another proton copy's: rebuilt as proton's own
         filters = to_own(filters, limits.max_value_depth)
@@ -289,17 +290,22 @@ def lower_filter_set(filters: Any, dialect: Dialect, limits: Limits
         filters = {}
     if not isinstance(filters, Mapping):
         raise FilterError(f"a filter set is a map of names to filters, not "
-                          f"{type(filters).__name__}")
-    # at most one name past the limit is read: a mapping's __len__ may lie, its
-    # iteration never end
+                          f"{type(filters).__name__[:40]}")
     names = list(islice(filters, limits.max_set_entries + 1))
     if len(names) > limits.max_set_entries:
         raise exceeded("max_set_entries", limits,
                        f"filter set has more than {limits.max_set_entries:,} entries")
-    filters = {name: filters[name] for name in names}
-    for name in filters:
+    for name in names:
         if type(name) not in (str, symbol):
-            raise FilterError(f"filter set names are symbols, not {type(name).__name__}")
+            raise FilterError(f"filter set names are symbols, not {type(name).__name__[:40]}")
+    return {str.__str__(name): filters[name] for name in names}
+
+
+def lower_filter_set(filters: Any, dialect: Dialect, limits: Limits
+                     ) -> tuple[ast.Node, Any, str]:
+    """(tree, text, "filter-set") of a source's filter set: a message passes
+    when every member matches. ``filters`` may hold anything (``FilterError``)."""
+    filters = set_entries(filters, limits)
     # a null entry acts as if the key were absent (AMQP 3.5.8)
     filters = {name: f for name, f in filters.items() if f is not None}
     budget = _Budget(limits)
@@ -330,4 +336,5 @@ def _data_object(data: Data) -> Any:
     return to_own(data.get_object())   # binary values come as memoryviews: bytes
 
 
-__all__ = ["SqlText", "lower_filter", "lower_filter_set", "normalize", "to_described"]
+__all__ = ["SqlText", "lower_filter", "lower_filter_set", "normalize", "set_entries",
+           "to_described"]

@@ -22,19 +22,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from itertools import islice
 from typing import Any, Literal
 
-import proton
 from proton import Described, symbol
 
 from .. import proton_copies
-from ..compiler import compile_filter, compile_filter_set
+from ..compiler import compile_filter, compile_filter_set, compile_sql
 from ..described import descriptors
+from ..described.lower import set_entries
 from ..errors import INTERNAL_ERROR, FilterError
 from ..filter import Filter
 from ..limits import RESOURCE_LIMIT, Limits, check_limits
-from ..names import Dialect
+from ..names import DIALECT_NAMES, Dialect
 from .profiles import SPEC, Policy, Profile, get_profile
 
 LOG = logging.getLogger("filtex.endpoint")
@@ -226,34 +225,17 @@ def _combine(compiled: dict[str, Filter], dialect: Dialect, limits: Limits) -> F
 # --- reading the set ---------------------------------------------------------------------
 
 def _read_set(filter_set: object, limits: Limits) -> list[tuple[str, Any]]:
-    """The set's (key, value) pairs, at most ``max_set_entries`` (a longer set is
-    a FilterError: one more key is read, never the rest)."""
-    value: Any = filter_set
-    if type(value) is proton.Terminus:
-        value = value.filter
-    value = proton_copies.to_own(value, limits.max_value_depth)
-    if type(value) is Described:
-        value = value.value
+    """The set's (key, value) pairs (``described.lower.set_entries``), every
+    value this proton's, the conformance format's ``{"set": ...}`` and SQL
+    members ``{"sql": TEXT}`` read as what they stand for."""
+    value = proton_copies.to_own(filter_set, limits.max_value_depth)
     if type(value) is dict and set(value) == {"set"} and type(value["set"]) is dict:
-        value = value["set"]   # the conformance format's filter set
-    if value is None:
-        return []
-    if not isinstance(value, Mapping):
-        raise FilterError(f"a filter set is a map of names to filters, not "
-                          f"{type(value).__name__[:40]}")
-    names = list(islice(value, limits.max_set_entries + 1))
-    if len(names) > limits.max_set_entries:
-        raise FilterError(f"filter set has more than {limits.max_set_entries:,} entries "
-                          f"(limit max_set_entries = {limits.max_set_entries:,})",
-                          condition=RESOURCE_LIMIT)
+        value = value["set"]
     items = []
-    for name in names:
-        if type(name) not in (str, symbol):
-            raise FilterError(f"filter set names are symbols, not {type(name).__name__[:40]}")
-        entry = value[name]
-        if type(entry) is dict and set(entry) == {"sql"}:   # the conformance format's SQL
+    for name, entry in set_entries(value, limits).items():
+        if type(entry) is dict and set(entry) == {"sql"}:
             entry = Described(symbol("amqp:sql-filter"), entry["sql"])
-        items.append((str.__str__(name), entry))
+        items.append((name, entry))
     return items
 
 
@@ -302,9 +284,15 @@ def _shown(raw: Any) -> str:
     if isinstance(key, str):
         return key[:80]
     if isinstance(key, int):
-        return (f"0x{key >> 32:08X}:0x{key & 0xFFFFFFFF:08X}" if 0 <= key < 1 << 64
-                else "(out of range)")
+        return descriptors.code_text(key)
     return f"(a {type(raw).__name__[:40]})"
 
 
-__all__ = ["Entry", "Negotiation", "Refusal", "negotiate"]
+def warm_up() -> None:
+    """Build the SQL parser's tables and compile one filter per dialect, so the
+    first attach does not pay for them (about 0.3 s)."""
+    for name in DIALECT_NAMES:
+        compile_sql("warm_up IS NULL", name)
+
+
+__all__ = ["Entry", "Negotiation", "Refusal", "negotiate", "warm_up"]

@@ -53,6 +53,8 @@ class Profile:
     describe_unknown: Callable[[str, str], str] = _spec_unknown
     # what a connection to it says of itself (RabbitMQ's client checks these)
     connection_properties: Mapping[str, str] = field(default_factory=dict)
+    # whether stream deliveries carry their offset (RabbitMQ's x-stream-offset annotation)
+    stream_offsets: bool = False
 
     def with_policy(self, policy: Policy | None) -> Profile:
         """The profile with both bad and unknown entries under ``policy``."""
@@ -90,7 +92,7 @@ RABBITMQ = Profile(
     types=frozenset({"amqp:sql-filter", "amqp:properties-filter",
                      "amqp:application-properties-filter"}),
     keys={"amqp:sql-filter": "sql-filter"},
-    connection_properties={"product": "RabbitMQ", "version": "4.2.0"})
+    connection_properties={"product": "RabbitMQ", "version": "4.2.0"}, stream_offsets=True)
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (SPEC, QPID, ARTEMIS, RABBITMQ)}
 

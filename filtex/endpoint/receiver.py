@@ -45,15 +45,13 @@ from ..limits import Limits
 from ..names import Dialect
 from .negotiation import Negotiation, negotiate
 from .profiles import DELEGATED
+from .streams import OFFSET_SPEC, ValueStage, descriptor_name
 
 LOG = logging.getLogger("filtex.endpoint")
 Mismatch = Literal["detach", "filter"]
 PRECONDITION_FAILED = "amqp:precondition-failed"
 # entries that place a reader in a stream rather than filter it: not required in the echo
-POSITIONS = frozenset({"rabbitmq:stream-offset-spec"})
-_STREAM_FILTER = "rabbitmq:stream-filter"
-_MATCH_UNFILTERED = "rabbitmq:stream-match-unfiltered"
-_FILTER_VALUE = symbol("x-stream-filter-value")
+POSITIONS = frozenset({OFFSET_SPEC})
 
 
 class FilterNotInPlace(Exception):
@@ -87,10 +85,6 @@ def _canonical(value: Any) -> Any:
         return (value.descriptor, value.value)
 
 
-def _descriptor_name(value: Any) -> str:
-    return str(value.descriptor) if type(value) is Described else ""
-
-
 class EchoCheck:
     """The check of one link's echo, and its client-side filter."""
 
@@ -105,8 +99,7 @@ class EchoCheck:
         self.limits, self.unmatched = limits, unmatched
         self.state = "pending"        # pending, open, filtering, failed, refused
         self.filter: Filter | None = None
-        self.bloom: frozenset[str] | None = None
-        self.match_unfiltered = False
+        self.values: ValueStage | None = None
         self.failure: FilterNotInPlace | None = None
 
     def check(self, link: Any) -> None:
@@ -118,7 +111,7 @@ class EchoCheck:
         echoed = _filter_map(link.remote_source.filter)
         missing = tuple(
             key for key, value in asked.items()
-            if value is not None and _descriptor_name(value) not in POSITIONS
+            if value is not None and descriptor_name(value) not in POSITIONS
             and (key not in echoed or _canonical(echoed[key]) != _canonical(value)))
         if self.always_filter or (missing and self.on_mismatch == "filter"):
             self._compile(asked)
@@ -144,28 +137,12 @@ class EchoCheck:
                            delegate=DELEGATED)
         _raise_refusal(result)
         self.filter = result.filter
-        for value in result.delegated.values():
-            name = _descriptor_name(value)
-            inner = value.value if type(value) is Described else value
-            if name == _STREAM_FILTER:
-                values = inner if isinstance(inner, list) else [inner]
-                self.bloom = frozenset(v for v in values if type(v) is str)
-            elif name == _MATCH_UNFILTERED:
-                self.match_unfiltered = inner is True
+        self.values = ValueStage.of(result.delegated)
 
     def passes(self, data: bytes, connection: object) -> bool:
         message = view(data)
-        if self.bloom is not None or self.match_unfiltered:
-            annotations = message._filtex_message_annotations
-            try:
-                value = annotations.get(_FILTER_VALUE) if annotations else None
-            except Exception:
-                value = None
-            if type(value) is not str:
-                if not self.match_unfiltered:
-                    return False
-            elif self.bloom is not None and value not in self.bloom:
-                return False
+        if self.values is not None and self.values.refusal(message) is not None:
+            return False
         assert self.filter is not None
         return self.filter.matches(message, connection)
 

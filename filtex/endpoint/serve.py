@@ -31,12 +31,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from proton import Data, Delivery, Described, Link, symbol, timestamp
+from proton import Data, Delivery, Link, symbol, timestamp
 from proton.handlers import IncomingMessageHandler, MessagingHandler
 
 from ..amqp.encode import _section
 from ..amqp.encoded import _decode, _locate
-from ..errors import EvaluationFailure
 from ..filter import Filter
 from ..forms import view
 from ..limits import Limits
@@ -44,12 +43,9 @@ from ..names import Dialect
 from .negotiation import Negotiation
 from .profiles import Policy, Profile, get_profile
 from .sender import FilteringSender
+from .streams import MATCH_UNFILTERED, OFFSET_SPEC, STREAM_FILTER, ValueStage, descriptor_name
 
 LOG = logging.getLogger("filtex.serve")
-OFFSET_SPEC = "rabbitmq:stream-offset-spec"
-STREAM_FILTER = "rabbitmq:stream-filter"
-MATCH_UNFILTERED = "rabbitmq:stream-match-unfiltered"
-_FILTER_VALUE = symbol("x-stream-filter-value")
 _STREAM_OFFSET = symbol("x-stream-offset")
 MAX_FRAME = 1 << 20   # bytes of one frame: an attach whose filter is as long as allowed fits
 MAX_QUEUED = 1_000_000   # messages kept per queue address: a test peer stays bounded
@@ -70,8 +66,7 @@ class Consumer:
     filter: Filter
     stream: bool
     cursor: int = 0
-    bloom: frozenset[str] | None = None   # rabbitmq:stream-filter values
-    match_unfiltered: bool = False
+    values: ValueStage | None = None   # rabbitmq:stream-filter, match-unfiltered
     delivered: int = 0
     skipped: int = 0
 
@@ -92,7 +87,8 @@ class Peer(FilteringSender, MessagingHandler):
         self.handlers = [h for h in kept if not isinstance(h, IncomingMessageHandler)]
         self.listen, self.why, self.ready, self.max_frame = listen, why, ready, max_frame
         self.streams = dict(streams or {})
-        self.filtex_profile = get_profile(profile) if isinstance(profile, str) else profile
+        self.rules = get_profile(profile) if isinstance(profile, str) else profile
+        self.filtex_profile = self.rules
         self.filtex_dialect, self.filtex_policy, self.filtex_limits = dialect, policy, limits
         started = int(time.time() * 1000)
         self.logs: dict[str, list[Stored | None]] = {
@@ -115,11 +111,9 @@ class Peer(FilteringSender, MessagingHandler):
         event.transport.max_frame_size = self.max_frame
 
     def on_connection_opening(self, event: Any) -> None:
-        rules = self.filtex_profile
-        assert isinstance(rules, Profile)
-        if rules.connection_properties:
+        if self.rules.connection_properties:
             event.connection.properties = {
-                symbol(k): v for k, v in rules.connection_properties.items()}
+                symbol(k): v for k, v in self.rules.connection_properties.items()}
         super().on_connection_opening(event)
 
     # --- links --------------------------------------------------------------------------
@@ -147,17 +141,13 @@ class Peer(FilteringSender, MessagingHandler):
     def _delegated(self, consumer: Consumer, result: Negotiation,
                    log: list[Stored | None]) -> None:
         """Apply the entries the broker interprets itself (RabbitMQ's)."""
+        consumer.values = ValueStage.of(result.delegated)
         for key, value in result.delegated.items():
-            descriptor = str(value.descriptor) if isinstance(value, Described) else ""
-            inner = value.value if isinstance(value, Described) else value
-            if descriptor == OFFSET_SPEC and consumer.stream:
-                consumer.cursor = _offset(inner, log)
-            elif descriptor == STREAM_FILTER:
-                values = inner if isinstance(inner, list) else [inner]
-                consumer.bloom = frozenset(str(v) for v in values)
-            elif descriptor == MATCH_UNFILTERED:
-                consumer.match_unfiltered = inner is True
-            else:
+            descriptor = descriptor_name(value)
+            if descriptor == OFFSET_SPEC:
+                if consumer.stream:
+                    consumer.cursor = _offset(value.value, log)
+            elif descriptor not in (STREAM_FILTER, MATCH_UNFILTERED):
                 LOG.info("delegated entry %s (%s) is not applied by this peer", key, descriptor)
 
     def on_link_closing(self, event: Any) -> None:
@@ -214,7 +204,7 @@ class Peer(FilteringSender, MessagingHandler):
                 consumer.skipped += 1
                 continue
             data = stored.data
-            if consumer.stream and self._rabbitmq():
+            if consumer.stream and self.rules.stream_offsets:
                 data = annotated(data, offset)
             elif not consumer.stream:
                 log[offset] = None   # taken from the queue
@@ -229,15 +219,10 @@ class Peer(FilteringSender, MessagingHandler):
 
     def _passes(self, consumer: Consumer, stored: Stored, receiving: int, offset: int) -> bool:
         message = view(stored.data, stored.connection)
-        if consumer.bloom is not None or consumer.match_unfiltered:
-            value = _filter_value(message)
-            if value is None:
-                if not consumer.match_unfiltered:
-                    self._skip(consumer, offset, "no x-stream-filter-value")
-                    return False
-            elif consumer.bloom is not None and value not in consumer.bloom:
-                self._skip(consumer, offset, f"x-stream-filter-value {value!r} not asked for")
-                return False
+        refused = consumer.values.refusal(message) if consumer.values is not None else None
+        if refused is not None:
+            self._skip(consumer, offset, refused)
+            return False
         if consumer.filter.matches(message, receiving):
             return True
         if self.why:
@@ -250,18 +235,6 @@ class Peer(FilteringSender, MessagingHandler):
         if self.why:
             LOG.info("%s #%d not delivered: %s", consumer.address, offset, reason)
 
-    def _rabbitmq(self) -> bool:
-        rules = self.filtex_profile
-        return isinstance(rules, Profile) and rules.name == "rabbitmq"
-
-
-def _filter_value(message: Any) -> str | None:
-    try:
-        annotations = message._filtex_message_annotations
-        value = annotations.get(_FILTER_VALUE) if annotations else None
-    except EvaluationFailure:
-        return None
-    return value if type(value) is str else None
 
 
 def _offset(spec: Any, log: list[Stored | None]) -> int:
@@ -304,13 +277,5 @@ def annotated(data: bytes, offset: int) -> bytes:
     return data[:start] + encoded.encode() + data[end:]
 
 
-__all__ = ["Peer", "annotated", "warm_up"]
+__all__ = ["Peer", "annotated"]
 
-
-def warm_up() -> None:
-    """Build the SQL parser's tables and compile one filter per dialect, so the
-    first attach does not pay for them (about 0.3 s)."""
-    from ..compiler import compile_sql
-    from ..names import DIALECT_NAMES
-    for name in DIALECT_NAMES:
-        compile_sql("warm_up IS NULL", name)

@@ -1,0 +1,68 @@
+"""RabbitMQ's stream options in a filter set, applied per message: one reading
+for the peer (``serve``) and the consumer's client-side stage (``receiver``).
+
+``rabbitmq:stream-filter`` names the values of the ``x-stream-filter-value``
+message annotation a consumer wants; ``rabbitmq:stream-match-unfiltered`` also
+asks for messages without one. RabbitMQ applies them per chunk through a Bloom
+filter, so it may let others through, never fewer: applied per message they are
+exact (RabbitMQ's stage 3, done on the bytes).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from proton import Described, symbol
+
+from ..errors import EvaluationFailure
+from .profiles import RABBITMQ_STREAM
+
+OFFSET_SPEC, STREAM_FILTER, MATCH_UNFILTERED = RABBITMQ_STREAM
+_FILTER_VALUE = symbol("x-stream-filter-value")
+
+
+def descriptor_name(value: Any) -> str:
+    """A delegated entry's symbolic descriptor ("" for anything else)."""
+    return str(value.descriptor) if type(value) is Described else ""
+
+
+@dataclass(frozen=True)
+class ValueStage:
+    """The stream-filter values asked for (None: any) and match-unfiltered."""
+
+    values: frozenset[str] | None
+    match_unfiltered: bool
+
+    @classmethod
+    def of(cls, delegated: Mapping[str, Any]) -> ValueStage | None:
+        """The stage a set's delegated entries ask for; None when they ask none."""
+        values: frozenset[str] | None = None
+        unfiltered = False
+        for entry in delegated.values():
+            name = descriptor_name(entry)
+            inner = entry.value if type(entry) is Described else entry
+            if name == STREAM_FILTER:
+                listed = inner if isinstance(inner, list) else [inner]
+                values = frozenset(v for v in listed if type(v) is str)
+            elif name == MATCH_UNFILTERED:
+                unfiltered = inner is True
+        if values is None and not unfiltered:
+            return None
+        return cls(values, unfiltered)
+
+    def refusal(self, message: Any) -> str | None:
+        """Why ``message`` (a view) is not one the consumer asked for; None if it is."""
+        try:
+            annotations = message._filtex_message_annotations
+            value = annotations.get(_FILTER_VALUE) if annotations else None
+        except EvaluationFailure:   # an unreadable section: no value to be read
+            value = None
+        if type(value) is not str:
+            return None if self.match_unfiltered else "no x-stream-filter-value"
+        if self.values is not None and value not in self.values:
+            return f"x-stream-filter-value {value!r} not asked for"
+        return None
+
+
+__all__ = ["MATCH_UNFILTERED", "OFFSET_SPEC", "STREAM_FILTER", "ValueStage", "descriptor_name"]
