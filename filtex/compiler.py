@@ -192,6 +192,7 @@ def _build(tree: ast.Scope, text: Any, dialect: Dialect, kind: str, limits: Limi
     ``load`` compiles it. Groups' junctions evaluate every member in order, so
     a failing member makes the group unknown whatever the others say."""
     generator = RowGenerator(semantics=tree.dialect.semantics, limits=limits)
+    generator.with_matches = True
     source = generator.generate(tree)
     evaluate, matches = load(source, generator.namespace, origin)
     return Filter(text, dialect, kind, source, evaluate, matches, tree, recipe)

@@ -124,7 +124,7 @@ def self_referencing():
 
 # --- the generator's vocabulary ---------------------------------------------------------
 
-NAMES = {"Exception", "dict", "evaluate", "float", "int", "isinstance", "issubclass", "len",
+NAMES = {"Exception", "dict", "evaluate", "matches", "float", "int", "isinstance", "issubclass", "len",
          "list", "type",
          "message", "receiving_connection", "str", "_mode", "_v", "_", "_header",
          "_delivery_annotations", "_message_annotations", "_properties",

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import types
 from typing import Any, Callable
 
 
@@ -27,9 +26,9 @@ class _GeneratedSource:
 def load(source: str, namespace: dict[str, Any], identity: str
          ) -> tuple[Callable[..., bool | None], Callable[..., bool]]:
     """Compile generated source once, over the globals ``namespace`` (copied);
-    return ``evaluate`` and ``matches``, two functions over the same code object
-    (``matches`` defaults the private mode to True). Tracebacks show the source
-    through the globals' ``__loader__``."""
+    return ``evaluate`` and ``matches``: the source's own ``matches`` where it
+    writes one, else one testing ``evaluate``'s result.
+    Tracebacks show the source through the globals' ``__loader__``."""
     digest = hashlib.sha1(f"{identity}\n{source}".encode("utf-8", "surrogatepass")).hexdigest()
     filename = f"filtex-generated-{digest[:16]}"
     scope: dict[str, Any] = dict(namespace)
@@ -37,13 +36,19 @@ def load(source: str, namespace: dict[str, Any], identity: str
     scope["__loader__"] = _GeneratedSource(source)
     exec(compile(source, filename, "exec"), scope)
     evaluate = scope["evaluate"]
-    matches = types.FunctionType(evaluate.__code__, scope, "matches", (None, True))
+    matches = scope.get("matches")
+    if matches is None:
+        exec(_MATCHES, scope)
+        matches = scope["matches"]
     evaluate.__doc__, matches.__doc__ = _EVALUATE_DOC, _MATCHES_DOC
     # the mode stays private
     evaluate.__signature__ = matches.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
     return evaluate, matches
 
 
+_MATCHES = compile("def matches(message, receiving_connection=None):\n"
+                   "    return evaluate(message, receiving_connection) is True\n",
+                   "filtex-generated-matches", "exec")
 _EVALUATE_DOC = """True, False, or None (unknown: not delivered) for one message.
 
 ``receiving_connection`` is the connection of the link the message would go to

@@ -120,6 +120,7 @@ class _TracingGenerator(RowGenerator):
         super().__init__(**options)
         self.traced: list[ast.Node] = []
         self.fuse_calls = False   # every node's value is recorded, a function's result too
+        self.returning_root = False   # the root's value is recorded too: no early return
 
     def visit(self, node: ast.Node) -> str:
         var = super().visit(node)

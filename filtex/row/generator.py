@@ -80,6 +80,9 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         self.known_class: dict[str, str] = {}   # temp -> a temp holding its class
         self._last_branch: Any = None  # (var, its first fast line, that value, lines after)
         self._charges = False   # the function counts the strings it computes (``charge``)
+        self.returning_root = True    # a root AND/OR returns as it decides (``_returning``)
+        self.with_matches = False     # ``function`` also writes ``matches`` (``compiler``)
+        self._returned = False        # the root junction wrote the function's return
 
     # --- plumbing ---------------------------------------------------------------
 
@@ -151,13 +154,16 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
 
     def function(self, result: str) -> str:
         """Source of ``evaluate(message, receiving_connection=None, _mode=None)``
-        returning ``result`` after the emitted statements.
+        returning ``result`` after the emitted statements, and (``with_matches``)
+        of ``matches(message, receiving_connection=None)``.
 
-        One code object serves three functions that differ only in the default
-        of ``_mode`` (see ``codegen/loader.py``): ``None`` returns True/False/None,
-        ``True`` returns a plain bool (``matches``), ``False`` lets the failure
-        propagate (``Filter.outcome`` reads its reason). ``receiving_connection``
-        is the connection of the link the message goes to (no-local filters).
+        ``evaluate``'s private ``_mode`` is read only on its error path: ``False``
+        lets the failure propagate (``Filter.outcome`` reads its reason).
+        ``matches`` is the same body written for a plain bool: it returns False
+        as soon as the result cannot be True, and never tests a mode.
+        ``receiving_connection`` is the connection of the link the message goes
+        to (no-local filters). Lines written in two forms (``emit_forms``) are
+        chosen per function here.
         """
         last = self._last_branch
         if last is not None and last[0] == result and last[3] == len(self.lines) \
@@ -165,26 +171,50 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
             # the filter is one comparison whose first fast path gives True or False:
             # it returns from there (a hand-written function's shape)
             self.lines[last[1]] = self.lines[last[1]].replace(f"{result} = ", "return ", 1)
-        if result in self.booleans:
-            checked = result
-        else:   # whatever a hostile value's __eq__ returned, only the documented values leave
-            checked = (f"{result} if {result} is True or {result} is False or {result} is None "
-                       f"else _not_boolean(_mode)")
         # A filter that reads nothing of the message still reads one protocol
         # attribute, so an object that is no message form is always refused.
         touch = [] if self.prologue or self._read_first else [self.accessor.connection()]
         budget = [f"{_SPENT} = 0"] if self._charges else []
-        return "\n".join(
+        head = ["        " + line for line in budget + touch + self.prologue]
+        source = "\n".join(
             ["def evaluate(message, receiving_connection=None, _mode=None):", "    try:"]
-            + ["        " + line for line in budget + touch + self.prologue] + self.lines
-            + [f"        return ({result} is True) if _mode is True else {checked}",
-               "    except Exception:",
+            + head + _form(self.lines, 0)
+            + ([] if self._returned else [f"        return {self.checked(result)}"])
+            + ["    except Exception:",
                "        _adapted = _adapt(message)",   # bytes, a proton.Message: read through a view
                "        if _adapted is not None:",
                "            return evaluate(_adapted, receiving_connection, _mode)",
                "        if _mode is False:",
                "            raise",
-               "        return False if _mode is True else None"]) + "\n"
+               "        return None"]) + "\n"
+        if not self.with_matches:
+            return source
+        if self.compact:   # a huge filter: compiled once, its result tested
+            return source + (
+                "\ndef matches(message, receiving_connection=None):\n"
+                "    return evaluate(message, receiving_connection) is True\n")
+        return source + "\n".join(
+            ["", "def matches(message, receiving_connection=None):", "    try:"]
+            + head + _form(self.lines, 1)
+            + ([] if self._returned else [f"        return {result} is True"])
+            + ["    except Exception:",
+               "        _adapted = _adapt(message)",
+               "        if _adapted is not None:",
+               "            return matches(_adapted, receiving_connection)",
+               "        return False"]) + "\n"
+
+    def checked(self, value: str) -> str:
+        """``value`` as a result: whatever a hostile value's ``__eq__`` returned,
+        only the documented values leave ``evaluate``."""
+        if value in self.booleans:
+            return value
+        return (f"{value} if {value} is True or {value} is False or {value} is None "
+                f"else _not_boolean(_mode)")
+
+    def emit_forms(self, evaluating: str, matching: str) -> None:
+        """One line written one way in ``evaluate`` and another in ``matches``
+        (an empty form writes nothing there)."""
+        self.emit(f"{_FORMS}{evaluating}{_OR_FORM}{matching}")
 
     # --- predicates ---------------------------------------------------------------------
 
@@ -358,6 +388,11 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         return self._junction(node.items, "True", "False", node is self._root)
 
     def _junction(self, items: tuple, decisive: str, neutral: str, root: bool = False) -> str:
+        if root and self.returning_root and not self.compact and len(items) <= _MAX_SHORT_CIRCUIT:
+            return self._returning(items, decisive, neutral)
+        if not self.semantics.failures and not self.compact and len(items) <= _MAX_NESTED \
+                and self.depth + len(items) <= _MAX_DEPTH:
+            return self._nested(items, decisive, neutral, root)
         if not self.semantics.failures and self._loops < _MAX_LOOPS and not self.compact \
                 and len(items) <= _MAX_SHORT_CIRCUIT:
             return self._short_circuit(items, decisive, neutral, root)
@@ -375,6 +410,86 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         any_null = " or ".join(f"{v} is None" for v in values)
         self.emit(f"{var} = {decisive} if {any_decisive} else "
                   f"(None if {any_null} else {neutral})")
+        return var
+
+    def _returning(self, items: tuple, decisive: str, neutral: str) -> str:
+        """The root AND/OR as a hand-written function is: each item returns as
+        soon as it decides the result, and the last one gives the result.
+
+        Where evaluation cannot fail (jms, rabbitmq) ``evaluate`` stops at the
+        first decisive item; in amqp every item runs (a later failure makes the
+        filter unknown), so only ``matches`` of an AND stops early, at the first
+        item that is not TRUE: the result can then no longer be TRUE. An item's
+        first reads are made just before it where nothing can fail."""
+        failures = self.semantics.failures
+        conjunction = decisive == "False"
+        values: list[str] = []
+        nullable: list[str] = []   # the items before the last that can be NULL
+        for position, item in enumerate(items):
+            mark, reads = len(self.lines), len(self.prologue)
+            value = self.condition(item)
+            if not failures and len(self.prologue) > reads:
+                self._read_here(mark, reads, position)
+            values.append(value)
+            if position == len(items) - 1:
+                break
+            if not isinstance(item, _NEVER_NULL) and value != neutral:
+                nullable.append(value)
+            if conjunction:
+                self.emit_forms("" if failures else f"if {value} is False: return False",
+                                f"if {value} is not True: return False")
+            elif not failures:
+                self.emit("if {0} is True: return True".format(value))
+        last = values[-1]
+        self._returned = True
+        if failures:
+            any_decisive = " or ".join(f"{v} is {decisive}" for v in values)
+            any_null = " or ".join(f"{v} is None" for v in values)
+            result = f"{decisive} if {any_decisive} else (None if {any_null} else {neutral})"
+            self.emit_forms(f"return {result}",
+                            f"return {last} is True" if conjunction else f"return {any_decisive}")
+            return last
+        if nullable:
+            self.emit_forms(f"if {last} is {decisive}: return {decisive}", "")
+            any_null = " or ".join(f"{v} is None" for v in nullable)
+            self.emit_forms(f"return None if {any_null} else {self.checked(last)}",
+                            f"return {last} is True")
+        else:
+            self.emit_forms(f"return {self.checked(last)}", f"return {last} is True")
+        return last
+
+    def _read_here(self, mark: int, reads: int, position: int) -> None:
+        """Move the field reads an item added to the prologue to just before
+        the item's lines (at the root, where an item never reached reads
+        nothing)."""
+        moved = ["    " * self.depth + line for line in self.prologue[reads:]]
+        del self.prologue[reads:]
+        self.lines[mark:mark] = moved
+        self.offsets[mark:mark] = [None] * len(moved)
+        self._read_first = self._read_first or position == 0
+
+    def _nested(self, items: tuple, decisive: str, neutral: str, root: bool) -> str:
+        """A short AND/OR inside a filter that stops at its first decisive item
+        (where nothing can fail), as nested ``if``s: each item runs only while
+        the result is still open, and folds its value into the result."""
+        var = self.temp()
+        self.booleans.add(var)
+        opened = 0
+        for position, item in enumerate(items):
+            mark, reads = len(self.lines), len(self.prologue)
+            value = self.condition(item)
+            if root and len(self.prologue) > reads:
+                self._read_here(mark, reads, position)
+            if position == 0:
+                self.emit(f"{var} = {value}")
+            else:
+                self.emit(f"{var} = {decisive} if {value} is {decisive} else "
+                          f"(None if {var} is None or {value} is None else {neutral})")
+            if position < len(items) - 1:
+                self.emit(f"if {var} is not {decisive}:")
+                self.depth += 1
+                opened += 1
+        self.depth -= opened
         return var
 
     def _short_circuit(self, items: tuple, decisive: str, neutral: str,
@@ -397,11 +512,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
                 mark, reads = len(self.lines), len(self.prologue)
                 value = self.condition(item)
                 if root and len(self.prologue) > reads:
-                    moved = ["    " * self.depth + line for line in self.prologue[reads:]]
-                    del self.prologue[reads:]
-                    self.lines[mark:mark] = moved
-                    self.offsets[mark:mark] = [None] * len(moved)
-                    self._read_first = self._read_first or position == 0
+                    self._read_here(mark, reads, position)
                 self.emit(f"if {value} is {decisive}:")
                 self.emit(f"    {var} = {decisive}")
                 self.emit("    break")
@@ -737,6 +848,11 @@ INLINE_BUDGET = 60_000
 # Longer AND/OR chains are one call over a tuple, not a loop of four lines an item.
 _MAX_SHORT_CIRCUIT = 256
 
+# AND/OR of at most this many items nest their items' ``if``s (``_nested``), while
+# the source stays under this indentation (Python allows 100 levels).
+_MAX_NESTED = 8
+_MAX_DEPTH = 60
+
 # Short-circuit loops nest at most this deep (CPython allows 20 nested blocks).
 _MAX_LOOPS = 12
 
@@ -745,6 +861,24 @@ _ROOT_PREDICATES = (ast.Compare, ast.Like, ast.In, ast.Between)
 # The local counting the characters of the strings an evaluation computed and
 # kept (``charge``): a temporary's name that ``temp()`` never gives.
 _SPENT = "_0"
+
+
+# Marks a line written in two forms (``emit_forms``): evaluate's, then matches'.
+_FORMS, _OR_FORM = "\x00", "\x01"
+
+
+def _form(lines: list[str], which: int) -> list[str]:
+    """The body's lines for one of the two functions (0: evaluate, 1: matches)."""
+    out = []
+    for line in lines:
+        if _FORMS in line:
+            indent, forms = line.split(_FORMS)
+            line = forms.split(_OR_FORM)[which]
+            if not line:
+                continue
+            line = indent + line
+        out.append(line)
+    return out
 
 
 # Predicates whose value is always True or False, never NULL.
