@@ -124,8 +124,8 @@ def self_referencing():
 
 # --- the generator's vocabulary ---------------------------------------------------------
 
-NAMES = {"Exception", "dict", "evaluate", "matches", "float", "int", "isinstance", "issubclass", "len",
-         "list", "type",
+NAMES = {"Exception", "dict", "evaluate", "matches", "float", "int", "isinstance", "issubclass",
+         "len", "list", "type",
          "message", "receiving_connection", "str", "_mode", "_v", "_", "_header",
          "_delivery_annotations", "_message_annotations", "_properties",
          "_application_properties", "_footer", "_adapted", "_amqp_value", "_amqp_sequence"}

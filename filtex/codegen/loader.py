@@ -42,7 +42,7 @@ def load(source: str, namespace: dict[str, Any], identity: str
         matches = scope["matches"]
     evaluate.__doc__, matches.__doc__ = _EVALUATE_DOC, _MATCHES_DOC
     # the mode stays private
-    evaluate.__signature__ = matches.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
+    evaluate.__signature__ = matches.__signature__ = _SIGNATURE
     return evaluate, matches
 
 

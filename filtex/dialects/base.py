@@ -74,6 +74,7 @@ class Semantics:
     int_division = "exact"         # inline int /: 7 / 2 = 3.5, 6 / 2 = 3 ("true": always float)
     int_range: tuple | None = (runtime.LONG_MIN, runtime.ULONG_MAX)   # else NaN
     null_view = False              # IS NULL tests the value as read
+    never_dropped: frozenset[type] = frozenset()   # null_view: classes never read as absent
     finite_numbers = False         # NaN and infinities are no numbers (RabbitMQ drops them)
     arithmetic = "exact"           # inline int and float arithmetic: "exact" (Python's
     #                                integers, then int_range), "java" (Integer and Long
@@ -87,21 +88,23 @@ class Semantics:
     #                                an absent value never matches (RabbitMQ)
     numbers: NumberRules = AMQP_NUMBER_RULES   # numbers against numeric constants (rules.py)
 
-    def other_type(self, test: str, op: str = "=", negated: bool = False) -> Any:
+    def other_type(self, test: str, op: str = "=", negated: bool = False,
+                   kinds: tuple[str, ...] | None = None) -> Any:
         """The result of a test against string constants (``compare-string``,
         ``in-strings``, ``like``; ``negated`` for NOT IN and NOT LIKE) for a present
         value that is not a string, and of [NOT] BETWEEN two number constants for
         a string (``between-numbers``): True, False or None where the declared
         table (``numbers.other_types``) gives every such value one answer, else
-        ``UNDECIDED`` (the runtime decides; an amqp failure is never inlined)."""
+        ``UNDECIDED`` (the runtime decides; an amqp failure is never inlined).
+        ``kinds``: the answer for values of those kinds only."""
         if test == "between-numbers":
-            kinds: tuple[str, ...] = (rules.STRING,)
+            tested: tuple[str, ...] = (rules.STRING,)
             key = "not between numbers" if negated else "between numbers"
         else:
-            kinds = NON_STRING_KINDS
+            tested = kinds or NON_STRING_KINDS
             key = {"compare-string": rules.comparison_test("string", op),
                    "in-strings": "in strings", "like": "like"}[test]
-        answers = {self.numbers.answer(kind, key) for kind in kinds}
+        answers = {self.numbers.answer(kind, key) for kind in tested}
         answer = answers.pop() if len(answers) == 1 else None
         if answer is None:
             return UNDECIDED

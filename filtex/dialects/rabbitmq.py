@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from proton import char, symbol
+from proton import char, symbol, timestamp
 
 from .. import runtime
 from ..errors import FilterError
 from ..runtime.patterns import PatternError, segments_of, compile_like
 from ..runtime.property import FIELD_TYPES, draft_modifier, fits, string_refs, string_rule
-from ..runtime.values import (BINARY, BOOL, FLOAT, INT, STRING, TIMESTAMP, UUID, double_value,
-                              exact, kind_of)
+from ..runtime.values import (BINARY, BOOL, FLOAT, INT, INT_CLASSES, STRING, TIMESTAMP, UUID,
+                              double_value, exact, kind_of)
 from ..functions import STANDARD
 from .base import Dialect, Lenient
 from . import rules as R
@@ -83,6 +83,8 @@ class RabbitMQ(Lenient):
     int_range = None               # Erlang integers do not overflow
     string_concatenation = False   # + is for numbers only
     null_view = True               # IS NULL sees dropped values as absent
+    # classes ``view`` never drops: IS NULL needs no call for them
+    never_dropped = frozenset(INT_CLASSES | {timestamp, str, symbol, char, bool, bytes})
     finite_numbers = True          # NaN and infinities are dropped
     numbers = RABBITMQ_NUMBER_RULES
 

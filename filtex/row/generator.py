@@ -29,7 +29,7 @@ from .arithmetic import ArithmeticNodes
 from ..errors import EvaluationFailure
 from ..forms import adapt
 from ..limits import DEFAULT_LIMITS, Limits
-from ..dialects import AMQP, UNDECIDED, Semantics
+from ..dialects import AMQP, UNDECIDED, Semantics, rules
 from ..runtime.values import FLOAT_CLASSES, INT_CLASSES, double_value
 from ..functions import REGISTRY
 from ..tree import ast
@@ -39,6 +39,7 @@ _PY_OP = {"=": "==", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 BASE_NAMESPACE = {
     "_Failure": EvaluationFailure, "_INTS": INT_CLASSES, "_NAN": math.nan,
     "_INTS_TS": INT_CLASSES | {timestamp}, "_NUMS": INT_CLASSES | {float},
+    "_INTS_TS_BOOL": INT_CLASSES | {timestamp, bool},
     "_FLOATS": FLOAT_CLASSES, "_NUMS_F": INT_CLASSES | FLOAT_CLASSES,
     "_Decimal": Decimal, "_double": double_value, "_ONCE": (None,),
     "_STRS": frozenset({str, symbol}), "_int32": int32,
@@ -533,7 +534,9 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         var = self.temp()
         self.booleans.add(var)
         if self.semantics.null_view:   # values the dialect drops read as absent
-            test = f"({operand} is None or {self.op('_view')}({operand}) is None)"
+            kept = self.hoist("kept", self.semantics.never_dropped)
+            test = (f"({operand} is None or (type({operand}) not in {kept} and "
+                    f"{self.op('_view')}({operand}) is None))")
             self.emit(f"{var} = {'not ' if node.negated else ''}{test}")
             return var
         self.emit(f"{var} = {operand} is {'not ' if node.negated else ''}None")
@@ -629,6 +632,10 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         if cls is None:
             cls = self.temp()
             self.emit(f"{cls} = type({subject})")
+            if self.depth == 2 and not self._loops:
+                # straight-line code of the function's body: every later test of
+                # the same value (``x >= 1 AND x <= 9``) reads this class
+                self.known_class[subject] = cls
         return cls
 
     def _compare_constant(self, var: str, op: str, subject: str, constant: ast.Literal) -> None:
@@ -641,7 +648,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         is_float = self.is_float(subject)
         is_decimal = f"type({subject}) is _Decimal"
         not_nan = f"if {subject} == {subject} else None"
-        float_nan = "" if self.semantics.float_order == "total" else not_nan   # is_float said
+        float_nan = "" if self.semantics.float_order == "total" else self.number_or_null(subject)
         decimals = self.semantics.decimal_fast_paths
         if constant.typ == "string":
             if op in self.semantics.string_ops and subject in self.exact_strings:
@@ -665,7 +672,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         elif constant.typ == "decimal" and decimals:
             as_float = self.const(double_value(value))
             paths = [(f"type({subject}) in _INTS", f"{subject} {py} {literal}"),
-                     (is_float, f"({subject} {py} {as_float}) {not_nan}"),
+                     (is_float, f"({subject} {py} {as_float}) {self.number_or_null(subject)}"),
                      (is_decimal, f"({subject} {py} {literal}) {not_nan}")]
         elif constant.typ == "bool" and op in ("=", "<>"):
             paths = [(f"{subject} is True or {subject} is False",
@@ -683,6 +690,13 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         operand = self.semantics.numbers.double_operand(constant)
         as_float = double_value(constant)
         return as_float if operand is not None and operand == as_float else operand
+
+    def number_or_null(self, subject: str) -> str:
+        """The tail of a double's inline comparison: NULL for NaN, and for the
+        infinities where the dialect drops them (rabbitmq: no Erlang number)."""
+        if self.semantics.finite_numbers:
+            return f"if {subject} - {subject} == 0 else None"
+        return f"if {subject} == {subject} else None"
 
     def is_float(self, subject: str) -> str:
         """A test that ``subject`` is a double Python compares as the dialect does
@@ -705,7 +719,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
             if dlo is not None and dhi is not None:
                 flo, fhi = self.const(dlo), self.const(dhi)
                 paths.append((self.is_float(subject), f"{not_}({flo} <= {subject} <= {fhi}) "
-                              f"if {subject} == {subject} else None"))
+                              f"{self.number_or_null(subject)}"))
             if self.semantics.decimal_fast_paths:
                 paths.append((f"type({subject}) is _Decimal",
                               f"{not_}({lo} <= {subject} <= {hi}) if {subject} == {subject} "
@@ -778,7 +792,12 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         has one; a ``str`` subclass is still a string (the runtime reads it)."""
         shortcut = self.semantics.other_type(test, op, negated)
         if shortcut is UNDECIDED:
-            return slow
+            # integers and booleans may still have one answer (rabbitmq: FALSE),
+            # where binaries or decimals need the runtime
+            shortcut = self.semantics.other_type(test, op, negated, _PLAIN_KINDS)
+            if shortcut is UNDECIDED:
+                return slow
+            return f"{shortcut!r} if type({subject}) in _INTS_TS_BOOL else {slow}"
         return f"{slow} if issubclass(type({subject}), str) else {shortcut!r}"
 
     def _like_expression(self, subject: str, pattern: str, escape: str | None,
@@ -880,6 +899,9 @@ def _form(lines: list[str], which: int) -> list[str]:
         out.append(line)
     return out
 
+
+# The kinds of the classes of ``_INTS_TS_BOOL`` (``other_type``).
+_PLAIN_KINDS = (rules.INTEGER, rules.TIMESTAMP, rules.BOOLEAN)
 
 # Predicates whose value is always True or False, never NULL.
 _NEVER_NULL = (ast.Exists, ast.IsNull)
