@@ -16,6 +16,7 @@ namespace under generated names: filter text never becomes code except as a
 from __future__ import annotations
 
 import math
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -179,7 +180,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         head = ["        " + line for line in budget + touch + self.prologue]
         source = "\n".join(
             ["def evaluate(message, receiving_connection=None, _mode=None):", "    try:"]
-            + head + _form(self.lines, 0)
+            + self._read_once(head + _form(self.lines, 0))
             + ([] if self._returned else [f"        return {self.checked(result)}"])
             + ["    except Exception:",
                "        _adapted = _adapt(message)",   # bytes, a proton.Message: read through a view
@@ -196,13 +197,36 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
                 "    return evaluate(message, receiving_connection) is True\n")
         return source + "\n".join(
             ["", "def matches(message, receiving_connection=None):", "    try:"]
-            + head + _form(self.lines, 1)
+            + self._read_once(head + _form(self.lines, 1))
             + ([] if self._returned else [f"        return {result} is True"])
             + ["    except Exception:",
                "        _adapted = _adapt(message)",
                "        if _adapted is not None:",
                "            return matches(_adapted, receiving_connection)",
                "        return False"]) + "\n"
+
+    def _read_once(self, lines: list[str]) -> list[str]:
+        """A section read once, by the line right after it (``_application_properties
+        = message...`` then ``_1 = _application_properties.get('color')``), is read
+        in that line: a local stored and loaded for nothing is what separates the
+        generated function from a hand-written one on a single predicate."""
+        for var in self._sections.values():
+            assign = f"{var} = "
+            name = re.compile(rf"(?<!\w){var}(?!\w)")
+            at = next((i for i, line in enumerate(lines) if line.lstrip().startswith(assign)),
+                      None)
+            if at is None or at + 1 >= len(lines):
+                continue
+            line, after = lines[at], lines[at + 1]
+            indent = line[:len(line) - len(line.lstrip())]
+            use = f"{var}.get("
+            if not after.startswith(indent) or after[len(indent):len(indent) + 1] == " " \
+                    or len(name.findall(after)) != 1 or use not in after \
+                    or not re.fullmatch(r"_\d+ = ", after[len(indent):after.index(use)]) \
+                    or sum(len(name.findall(text)) for text in lines) != 2:
+                continue
+            lines[at:at + 2] = [after.replace(use, line.lstrip()[len(assign):] + ".get(", 1)]
+        return lines
 
     def checked(self, value: str) -> str:
         """``value`` as a result: whatever a hostile value's ``__eq__`` returned,
@@ -443,10 +467,14 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
                 self.emit("if {0} is True: return True".format(value))
         last = values[-1]
         self._returned = True
+        if isinstance(items[-1], _ROOT_PREDICATES):   # True, False or None, never another
+            self.booleans.add(last)
         if failures:
             any_decisive = " or ".join(f"{v} is {decisive}" for v in values)
             any_null = " or ".join(f"{v} is None" for v in values)
             result = f"{decisive} if {any_decisive} else (None if {any_null} else {neutral})"
+            if all(isinstance(item, _NEVER_NULL) for item in items):
+                result = (" and " if conjunction else " or ").join(values)
             self.emit_forms(f"return {result}",
                             f"return {last} is True" if conjunction else f"return {any_decisive}")
             return last
