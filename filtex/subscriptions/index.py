@@ -2,15 +2,25 @@
 whose term may be TRUE, in one lookup however many subscriptions there are.
 
 One ``FieldIndex`` per field any gate reads (the field is read once per
-message), holding one ``TermIndex`` per kind of term. A lookup puts into a
-``found`` dict (seq -> subscription) a superset of the subscriptions whose
-term is TRUE: values of the types an index keys on (exact strings and symbols
-for string terms, integers for integer terms; integers and doubles for integer
-ranges, whose bounds are exact doubles) are looked up; absent values make
-every term but IS NULL unknown or false; any other value (a float, a decimal,
-a char, bytes...) takes every subscription of that index, which are then
+message), holding one ``TermIndex`` per kind of term and mode. A lookup puts
+into a ``found`` dict (seq -> subscription) a superset of the subscriptions
+whose term is TRUE: values of the types an index keys on (exact strings and
+symbols for string terms, integers for integer terms; integers, timestamps and
+finite non-zero doubles for integer ranges, whose bounds are exact doubles)
+are looked up; absent values make every term but IS NULL unknown or false; any
+other value (a float, NaN, a zero or an infinity for a range, a decimal, a
+char, bytes...) takes every subscription of that index, which are then
 evaluated in full, so the index never has to know how a dialect compares
-unlike types.
+unlike types (rabbitmq drops infinities: NULL, not greater than any bound).
+
+Verified terms (``verify.py``) have indexes of their own, whose keyed lookups
+are exactly the terms TRUE for the value. Their buckets hold the
+subscriptions' names (seq -> name), put by a hit into the caller's ``hit``
+collection of verified matches: at once for a ``SURE`` index; for a ``MAYBE``
+index (one per condition: the OR's fields and their classes) when the
+message's fields meet its condition (the caller checks it), else the index's
+members are candidates (as the field whose class fails the condition takes
+them anyway).
 
 Changes: adding or removing a term costs O(1) (an item of a bucket and of the
 members), O(log n) when it brings a new range bound (``bounds.BoundTree``),
@@ -33,6 +43,7 @@ from proton import symbol, timestamp
 
 from ..runtime.values import INT_CLASSES
 from .bounds import BoundTree, above, below
+from .verify import PLAIN
 
 NUMBERS = INT_CLASSES | {timestamp}
 
@@ -44,17 +55,22 @@ _SPARE = 32   # empty range buckets a tree keeps whatever the live ones
 
 
 class TermIndex:
-    """Terms of one kind on one field. ``lookup(value, found, exact)`` puts
-    the candidates into ``found``; with ``exact``, also every member whose term
-    is not known to be FALSE for this value (unknown, or a failure)."""
+    """Terms of one kind on one field. ``lookup(value, found, hit, exact)``
+    puts the subscriptions whose term the value's key names into ``hit`` (for
+    a ``PLAIN`` index, the caller passes ``found``), and those it cannot tell
+    (an unkeyed value) into ``found``; with ``exact``, also every member whose
+    term is not known to be FALSE for this value (unknown, or a failure)."""
 
-    def __init__(self, kind: str, never_null: bool) -> None:
+    def __init__(self, kind: str, never_null: bool, mode: int = PLAIN,
+                 condition: tuple | None = None) -> None:
         self.kind = kind
         self.never_null = never_null   # an absent value makes the term FALSE
-        self._buckets: dict[Any, dict[int, Any]] = {}   # key -> {seq: entry}
+        self.mode = mode               # verify.PLAIN, SURE or MAYBE
+        self.condition = condition     # MAYBE: ((field index, classes), ...) a hit needs
+        self._buckets: dict[Any, dict[int, Any]] = {}   # key -> {seq: entry, or name}
         self.members: dict[int, Any] = {}   # every subscription with a term here
         self.size = 0                        # terms
-        self.lookup: Callable[[Any, dict, bool], None] = getattr(
+        self.lookup: Callable[[Any, dict, dict, bool], None] = getattr(
             self, "_lookup_" + kind.replace("-", "_"))
         # prefix: the distinct key lengths, ascending, and how many keys have each
         self._lengths: tuple[int, ...] = ()
@@ -71,15 +87,16 @@ class TermIndex:
     def add(self, keys: tuple, entry: Any) -> None:
         """``keys``: the term's constants; for IS NULL, (absent wanted, semantics)."""
         seq = entry.seq
+        item = entry if self.mode == PLAIN else entry.name
         for key in self._keys(keys):
             bucket = self._buckets.get(key)
             if bucket is None:
-                self._buckets[key] = bucket = {seq: entry}
+                self._buckets[key] = bucket = {seq: item}
                 self._opened(key, bucket)
             else:
                 if not bucket:   # an empty range bucket, still in its tree
                     self._empty -= 1
-                bucket[seq] = entry
+                bucket[seq] = item
         self.members[seq] = entry
         self.size += 1
 
@@ -160,24 +177,24 @@ class TermIndex:
         if value is not None or (exact and not self.never_null):
             found.update(self.members)
 
-    def _lookup_eq_str(self, value: Any, found: dict, exact: bool) -> None:
+    def _lookup_eq_str(self, value: Any, found: dict, hit: dict, exact: bool) -> None:
         cls = type(value)
         if cls is str or cls is symbol:
             bucket = self._buckets.get(value)
             if bucket:
-                found.update(bucket)
+                hit.update(bucket)
         else:
             self._unkeyed(value, found, exact)
 
-    def _lookup_eq_int(self, value: Any, found: dict, exact: bool) -> None:
+    def _lookup_eq_int(self, value: Any, found: dict, hit: dict, exact: bool) -> None:
         if type(value) in INT_CLASSES:
             bucket = self._buckets.get(value)
             if bucket:
-                found.update(bucket)
+                hit.update(bucket)
         else:
             self._unkeyed(value, found, exact)
 
-    def _lookup_prefix(self, value: Any, found: dict, exact: bool) -> None:
+    def _lookup_prefix(self, value: Any, found: dict, hit: dict, exact: bool) -> None:
         cls = type(value)
         if cls is not str and cls is not symbol:
             self._unkeyed(value, found, exact)
@@ -189,27 +206,29 @@ class TermIndex:
                 break
             bucket = get(value[:length])
             if bucket:
-                found.update(bucket)
+                hit.update(bucket)
 
-    def _lookup_word(self, value: Any, found: dict, exact: bool) -> None:
+    def _lookup_word(self, value: Any, found: dict, hit: dict, exact: bool) -> None:
         cls = type(value)
         if cls is str or cls is symbol:
             bucket = self._buckets.get(str.__str__(value).split(".", 1)[0])
             if bucket:
-                found.update(bucket)
+                hit.update(bucket)
         else:
             self._unkeyed(value, found, exact)
 
-    def _lookup_range(self, value: Any, found: dict, exact: bool) -> None:
+    def _lookup_range(self, value: Any, found: dict, hit: dict, exact: bool) -> None:
+        """Integers, timestamps and finite non-zero doubles are looked up; NaN
+        (unknown), zeros (jms orders 0.0 and -0.0 apart) and infinities (rabbitmq
+        drops them: unknown) take every member, as any other class."""
         cls = type(value)
-        if cls not in NUMBERS and (cls is not float or value != value or value == 0):
-            # NaN, and 0.0 against -0.0, order apart in jms: evaluate them all
+        if cls not in NUMBERS and (cls is not float or value - value != 0 or value == 0):
             self._unkeyed(value, found, exact)
             return
         for side, tree, inclusive in self._sides:
-            side(tree, value, inclusive, found)
+            side(tree, value, inclusive, hit)
 
-    def _lookup_null(self, value: Any, found: dict, exact: bool) -> None:
+    def _lookup_null(self, value: Any, found: dict, hit: dict, exact: bool) -> None:
         # buckets keyed (absent wanted, the dialect that says what reads as absent)
         for (wanted, rules), bucket in self._nulls:
             absent = value is None
@@ -220,7 +239,7 @@ class TermIndex:
                     found.update(self.members)
                     return
             if absent is wanted:
-                found.update(bucket)
+                hit.update(bucket)
 
 
 class FieldIndex:
@@ -232,7 +251,8 @@ class FieldIndex:
         section, key, default = field
         self._attribute = f"_filtex_{section}"
         self._key, self._default = key, default
-        self.kinds: dict[tuple, TermIndex] = {}   # (kind, never_null) -> TermIndex
+        # (kind, never_null, mode, condition) -> TermIndex
+        self.kinds: dict[tuple, TermIndex] = {}
         self.terms: tuple[TermIndex, ...] = ()
         self.size = 0
 
@@ -242,19 +262,23 @@ class FieldIndex:
             return self._default
         return value
 
-    def add(self, kind: str, never_null: bool, keys: tuple, entry: Any) -> None:
-        index = self.kinds.get((kind, never_null))
+    def add(self, kind: str, never_null: bool, keys: tuple, entry: Any,
+            mode: int = PLAIN, condition: tuple | None = None) -> None:
+        """``condition``: a MAYBE term's (one index per condition)."""
+        index = self.kinds.get((kind, never_null, mode, condition))
         if index is None:
-            index = self.kinds[(kind, never_null)] = TermIndex(kind, never_null)
+            index = TermIndex(kind, never_null, mode, condition)
+            self.kinds[(kind, never_null, mode, condition)] = index
         index.add(keys, entry)   # filled before readers see it
         if index.size == 1:
             self.terms = tuple(self.kinds.values())
         self.size += 1
 
-    def remove(self, kind: str, never_null: bool, keys: tuple, entry: Any) -> None:
-        index = self.kinds[(kind, never_null)]
+    def remove(self, kind: str, never_null: bool, keys: tuple, entry: Any,
+               mode: int = PLAIN, condition: tuple | None = None) -> None:
+        index = self.kinds[(kind, never_null, mode, condition)]
         index.remove(keys, entry)
         if not index.size:
-            del self.kinds[(kind, never_null)]
+            del self.kinds[(kind, never_null, mode, condition)]
             self.terms = tuple(self.kinds.values())
         self.size -= 1

@@ -8,11 +8,18 @@ a gate, are evaluated, by their own generated functions on one view of the
 message (encoded bytes and proton messages are adapted once, not once per
 subscription). A subscription whose gate is not TRUE cannot be TRUE, in any
 dialect and whatever fails, so ``match`` is exactly the one-by-one answer.
+
+A subscription that *is* its gate (``verify.py``) is not evaluated when the
+index's hit is on a value of a class that settles the test: the hit is its
+verdict, TRUE. A set of a few subscriptions (``LOOP_MATCH``, ``LOOP_ALL``) is
+matched by a plain loop over them, which costs less than the lookups there.
 """
 from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
+from itertools import compress, repeat
+from operator import attrgetter, call
 from threading import RLock
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal, cast
 
@@ -23,29 +30,47 @@ from ..errors import internal_error
 from ..filter import Filter
 from ..names import Dialect, check_dialect_type
 from ..forms import view
+from ..message import Message
 from ..limits import Limits, check_limits
 from ..tree import ast
 from .failures import requirements, satisfied
-from .gates import Gate, find_gates
+from .gates import Gate, Term, find_gates
 from .index import FieldIndex
+from .verify import MAYBE, PLAIN, holds, plan, whole_terms
 
 if TYPE_CHECKING:
     from ..forms import MessageForm
 
+_MATCHES = attrgetter("matches")
 _UNREADABLE = object()   # a field whose reading raised (a malformed encoded message)
 
 _SPARE = 16   # emptied fields or groups a roster keeps whatever the live ones
+
+LOOP_MATCH = (16, 8)
+LOOP_ALL = (48, 24)
+"""``match`` and ``evaluate_all`` of a set of at most this many subscriptions
+loop over them, for a ``filtex.Message`` and for another form (a view of
+encoded bytes: each read costs more, so the index pays sooner): there the
+lookups cost more than the evaluations they save. Measured on samples of
+``benchmarks/subscriptions_mixed.py``'s set (mostly one-term filters, which
+the index answers best): the crossings lay near 16 and 8 for ``match``, 48
+and 24 for ``evaluate_all``, which evaluates more candidates."""
+SMALL = max(LOOP_MATCH + LOOP_ALL)
 
 
 class _Entry:
     """One subscription: its name, filter, order of addition and gate."""
 
     __slots__ = ("name", "filter", "seq", "gate", "matches", "evaluate", "always", "required",
-                 "offered")
+                 "offered", "modes", "condition")
 
     def __init__(self, name: str, flt: Filter, seq: int, gate: Gate | None,
                  always: bool, required: frozenset | None = None) -> None:
         self.name, self.filter, self.seq, self.gate = name, flt, seq, gate
+        # per gate term, how its index takes a hit (verify.PLAIN, SURE, MAYBE), and
+        # what a MAYBE hit needs: ((field index, classes), ...)
+        self.modes: tuple[int, ...] = ()
+        self.condition: tuple | None = None   # resolved before the entry is indexed
         self.matches, self.evaluate = flt.matches, flt.evaluate
         # evaluate_all must evaluate it whatever its gate says: its evaluation can
         # fail (a failure makes it unknown even where the gate is FALSE), or its
@@ -53,6 +78,14 @@ class _Entry:
         self.always = always
         self.required = required   # (amqp) the fields' kinds under which it cannot fail
         self.offered: list = []    # (field, kind, key) of every indexable term it has
+
+
+class _Buckets(list[dict[int, str]]):
+    """Where a SURE index puts the buckets it hits: ``update`` appends the
+    bucket itself, and ``_ordered`` reads them once."""
+
+    __slots__ = ()
+    update = list.append
 
 
 class _Roster:
@@ -114,8 +147,10 @@ class Subscriptions:
         self.limits = limits
         self._lock = RLock()   # writers only: readers take no lock
         self._entries: dict[str, _Entry] = {}
+        self._names: dict[int, str] = {}   # seq -> name, of every entry
         self._fields = _Roster(lambda field: field.size > 0)   # field -> FieldIndex
         self._plain: dict[int, _Entry] = {}    # no gate: evaluated on every message
+        self._plain_matches: dict[int, Any] = {}   # their ``matches``, by seq
         self._always: dict[int, _Entry] = {}   # evaluate_all evaluates them on every message
         # evaluate_all evaluates them where a required field holds a value of another
         # kind (then they may fail): required (field, kind) pairs -> (pairs, {seq: entry})
@@ -125,6 +160,8 @@ class Subscriptions:
         self._offered: dict[tuple, int] = {}
         self._distinct: dict[tuple, int] = {}
         self._seq = itertools.count()
+        # (name, matches, evaluate) of every entry in order, while they are few
+        self._small: tuple[tuple[str, Any, Any], ...] | None = ()
         if filters is not None:
             for name, flt in _pairs(filters):
                 self.add(name, flt)  # type: ignore[arg-type]  # add checks the name's type
@@ -137,7 +174,7 @@ class Subscriptions:
         name = _name(name)
         compiled = _compile(flt, self.dialect if dialect is None else _dialect(dialect),
                             self.limits)
-        gates, may_fail, required = _analyse(compiled)
+        gates, may_fail, required, whole = _analyse(compiled)
         with self._lock:   # nothing below raises: the set changes entirely or not at all
             offered = [(t.field, t.kind, key) for g in gates for t in g.terms
                        if t.kind not in ("range", "null") for key in t.keys]
@@ -155,19 +192,38 @@ class Subscriptions:
                 self._drop(self._entries.pop(name))
             entry = _Entry(name, compiled, next(self._seq), gate, always, required)
             entry.offered = offered
+            modes, condition = plan(whole if compiled.kind == "sql" else None, gate)
+            entry.modes = modes
             self._entries[name] = entry
+            self._names[entry.seq] = name
             if gate is None:
                 self._plain[entry.seq] = entry
+                self._plain_matches[entry.seq] = entry.matches
             else:
+                fields: dict[tuple, FieldIndex] = {}   # each field's index, got once
                 for term in gate.terms:
-                    field = self._fields.get(term.field, FieldIndex)
-                    field.add(term.kind, term.never_null, _keys(term), entry)
+                    if term.field not in fields:
+                        fields[term.field] = self._fields.get(term.field, FieldIndex)
+                if condition is not None:   # keyed by field index, as the values read are
+                    entry.condition = tuple((fields[field], classes)
+                                            for field, classes in condition)
+                for term, mode in zip(gate.terms, modes):
+                    fields[term.field].add(term.kind, term.never_null, _keys(term), entry,
+                                           mode, entry.condition if mode == MAYBE else None)
             if always:
                 self._always[entry.seq] = entry
             elif required is not None:
                 group = self._guarded.get(required, lambda pairs: (pairs, {}))
                 group[1][entry.seq] = entry
+            self._resize()
         return compiled
+
+    def _resize(self) -> None:
+        """The entries in order for the plain loop while the set is small
+        (replaced whole: a reader sees the set before or after a change)."""
+        small = len(self._entries) <= SMALL
+        self._small = tuple((e.name, e.matches, e.evaluate) for e in self._entries.values()
+                            ) if small else None
 
     def _share(self, gate: Gate) -> float:
         """The share of messages the gate lets through, as the set sees it now: a
@@ -188,8 +244,10 @@ class Subscriptions:
         name = _name(name)
         with self._lock:
             self._drop(self._entries.pop(name))
+            self._resize()
 
     def _drop(self, entry: _Entry) -> None:
+        """Unindex ``entry``; its name goes last (readers may still name it)."""
         for item in entry.offered:
             left = self._offered[item] - 1
             if left:
@@ -201,10 +259,12 @@ class Subscriptions:
                     del self._distinct[item[:2]]
         if entry.gate is None:
             del self._plain[entry.seq]
+            del self._plain_matches[entry.seq]
         else:
-            for term in entry.gate.terms:
+            for term, mode in zip(entry.gate.terms, entry.modes):
                 field = self._fields.by_key[term.field]
-                field.remove(term.kind, term.never_null, _keys(term), entry)
+                field.remove(term.kind, term.never_null, _keys(term), entry, mode,
+                             entry.condition if mode == MAYBE else None)
                 if not field.size:
                     self._fields.emptied()
         self._always.pop(entry.seq, None)
@@ -213,6 +273,7 @@ class Subscriptions:
             del group[entry.seq]
             if not group:
                 self._guarded.emptied()
+        del self._names[entry.seq]
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -229,19 +290,32 @@ class Subscriptions:
         return self._entries[_name(name)].filter
 
     def stats(self) -> dict[str, Any]:
-        """How the set is indexed: subscriptions with a gate, without, the fields."""
+        """How the set is indexed: the subscriptions, those without a gate, those
+        a gate hit can verify (``verify.py``: SURE or MAYBE), the fields."""
         with self._lock:
             return {"subscriptions": len(self._entries), "ungated": len(self._plain),
+                    "verified": sum(1 for e in self._entries.values()
+                                    if any(m != PLAIN for m in e.modes)),
                     "fields": {f"{fi.field[0]}.{fi.field[1]}": fi.size
                                for fi in self._fields.live()}}
 
     # --- per message --------------------------------------------------------------------
 
-    def _candidates(self, message: Any, exact: bool) -> dict:
-        """seq -> entry: every subscription an index names for ``message`` (and
-        with ``exact``, those whose gate is not known to be FALSE). Lock-free:
-        what it iterates is appended to or replaced whole (``index.py``)."""
+    def _candidates(self, message: Any, exact: bool) -> tuple[dict, dict, list]:
+        """(candidates, verified, sure) for ``message``: seq -> entry for every
+        subscription an index names but cannot settle (with ``exact``, also those
+        whose gate is not known to be FALSE, and those without a gate); seq ->
+        name for the MAYBE hits whose condition holds (TRUE: ``verify.py``); and
+        the buckets (seq -> name) of the SURE hits, TRUE too, each naming its
+        subscriptions once (one term each) and none of the others. Every gated
+        field is read first, so that a MAYBE condition can see them all.
+        Lock-free: what it iterates is appended to or replaced whole
+        (``index.py``)."""
         found: dict[int, _Entry] = {}
+        done: dict[int, str] = {}        # verified MAYBE hits: seq -> name
+        sure = _Buckets()
+        read: list[tuple[tuple, Any]] = []
+        values: dict[FieldIndex, Any] = {}   # every field first: MAYBE conditions read them
         for field in self._fields.items:
             terms = field.terms
             if not terms:
@@ -250,42 +324,125 @@ class Subscriptions:
                 value = field.read(message)
             except Exception:   # unreadable: its subscriptions evaluate (and say why)
                 value = _UNREADABLE
+            values[field] = value
+            read.append((terms, value))
+        for terms, value in read:
             for index in terms:
                 if value is _UNREADABLE:
                     found.update(index.members)
                     continue
                 try:
-                    index.lookup(value, found, exact)
+                    mode = index.mode
+                    if mode == PLAIN:
+                        index.lookup(value, found, found, exact)
+                    elif mode == MAYBE:
+                        hits: dict[int, str] = {}
+                        index.lookup(value, found, hits, exact)
+                        if hits:
+                            if holds(index.condition, values):
+                                done.update(hits)
+                            else:
+                                found.update(index.members)
+                    else:
+                        index.lookup(value, found, sure, exact)
                 except Exception:   # a value whose class will not be hashed: evaluate them all
                     found.update(index.members)
-        found.update(self._plain)
-        if exact:
+        if exact:   # (without: match takes those without a gate itself)
             found.update(self._always)
             for required, group in self._guarded.items:
                 if group and not satisfied(required, message):
                     found.update(group)
-        return found
+        return found, done, sure
+
+    def _ordered(self, done: dict[int, Any], sure: list[dict[int, str]]) -> list[int]:
+        """The seqs of ``done`` and of the ``sure`` buckets, in order: a list
+        extended with each bucket (one C call, as a writer changes a bucket one
+        item at a time) and sorted, cheaper than merging the buckets into a dict."""
+        seqs = list(done)
+        for bucket in sure:
+            seqs += bucket
+        seqs.sort()
+        return seqs
+
+    def _named(self, seqs: list[int]) -> list[str]:
+        """The names of ``seqs``; one a writer removed since it was found is
+        left out (the change is seen)."""
+        names = self._names
+        try:
+            return list(map(names.__getitem__, seqs))
+        except KeyError:
+            return [name for name in map(names.get, seqs) if name is not None]
 
     def match(self, message: MessageForm, receiving_connection: object = None) -> list[str]:
         """The names of the subscriptions whose filter is TRUE for ``message``."""
-        message = view(message)
-        found = self._candidates(message, exact=False)
-        return [found[seq].name for seq in sorted(found)
-                if found[seq].matches(message, receiving_connection)]
+        plain = type(message) is Message   # (no view to make: the common case first)
+        if not plain:
+            message = view(message)
+        small = self._small
+        if small is not None and len(small) <= LOOP_MATCH[not plain]:
+            if receiving_connection is None:
+                return [name for name, matches, _ in small if matches(message)]
+            return [name for name, matches, _ in small
+                    if matches(message, receiving_connection)]
+        found, done, sure = self._candidates(message, exact=False)
+        # the candidates and those without a gate (a copy, one C call, that a writer
+        # cannot change), each called in turn by map: any order, each verdict its own
+        args = (repeat(message),) if receiving_connection is None else (
+            repeat(message), repeat(receiving_connection))
+        if found:
+            done.update(dict.fromkeys(compress(
+                found, map(call, map(_MATCHES, found.values()), *args))))
+        ungated = self._plain_matches.copy()
+        if ungated:
+            done.update(dict.fromkeys(compress(ungated, map(call, ungated.values(), *args))))
+        return self._named(self._ordered(done, sure))
 
     def evaluate_all(self, message: MessageForm, receiving_connection: object = None
                      ) -> dict[str, Literal[True] | None]:
         """``{name: True or None}`` for every subscription whose verdict for
         ``message`` is not FALSE (None: unknown)."""
-        message = view(message)
-        found = self._candidates(message, exact=True)
+        plain = type(message) is Message
+        if not plain:
+            message = view(message)
+        small = self._small
         results: dict[str, Literal[True] | None] = {}
-        for seq in sorted(found):
-            entry = found[seq]
-            result = entry.evaluate(message, receiving_connection)
-            if result is not False:
-                results[entry.name] = result
+        if small is not None and len(small) <= LOOP_ALL[not plain]:
+            for name, _, evaluate in small:
+                result = evaluate(message, receiving_connection)
+                if result is not False:
+                    results[name] = result
+            return results
+        found, done, sure = self._candidates(message, exact=True)
+        unknown: set[int] = set()
+        for bucket in sure:   # (a SURE subscription may be a candidate here: not twice)
+            done.update(bucket)
+        for seq, entry in found.items():
+            if seq not in done:
+                result = entry.evaluate(message, receiving_connection)
+                if result is True:
+                    done[seq] = entry
+                elif result is None:
+                    done[seq] = entry
+                    unknown.add(seq)
+        names = self._names
+        for seq in sorted(done):
+            named = names.get(seq)   # None: removed since it was found (the change is seen)
+            if named is not None:
+                results[named] = None if seq in unknown else True
         return results
+
+    def _triage(self, message: MessageForm) -> dict[str, int]:
+        """How the index answers ``match`` for ``message``: the candidates
+        verified by their gate, and those evaluated in full (benchmarks, tests)."""
+        message = view(message)
+        small = self._small
+        if small is not None and len(small) <= LOOP_MATCH[type(message) is not Message]:
+            return {"verified": 0, "evaluated": len(small)}
+        found, done, sure = self._candidates(message, exact=False)
+        found.update(self._plain)
+        for bucket in sure:
+            done.update(bucket)
+        return {"verified": len(done), "evaluated": sum(1 for seq in found if seq not in done)}
 
     def __repr__(self) -> str:
         return (f"<Subscriptions of {len(self)} filters, {len(self._fields.live())} "
@@ -364,12 +521,14 @@ def _compile(flt: object, dialect: Dialect, limits: Limits | None) -> Filter:
     return compile_filter(flt, dialect, limits=limits)
 
 
-def _analyse(flt: Filter) -> tuple[list[Gate], bool, frozenset | None]:
-    """The filter's gates, whether its evaluation can fail, and the fields' kinds
-    under which it cannot (``failures.py``). A tree the analysis cannot read (a
-    Filter built by hand) gives no gate and may fail: evaluated every time."""
+def _analyse(flt: Filter) -> tuple[list[Gate], bool, frozenset | None,
+                                   list[tuple[Term, bool]] | None]:
+    """The filter's gates, whether its evaluation can fail, the fields' kinds
+    under which it cannot (``failures.py``), and its terms when it is one term
+    or an OR of them (``verify.py``). A tree the analysis cannot read (a Filter
+    built by hand) gives no gate and may fail: evaluated every time."""
     if flt.tree is None:
-        return [], True, None
+        return [], True, None, None
     try:
         # the dialect the tree says: its root Scope (amqp for a tree without one)
         tree = flt.tree
@@ -377,9 +536,10 @@ def _analyse(flt: Filter) -> tuple[list[Gate], bool, frozenset | None]:
                      ).semantics
         gates = find_gates(tree, semantics)
         may_fail = _may_fail(tree, semantics)
-        return gates, may_fail, requirements(tree, semantics) if may_fail else None
+        return (gates, may_fail, requirements(tree, semantics) if may_fail else None,
+                whole_terms(tree, semantics))
     except Exception:
-        return [], True, None
+        return [], True, None, None
 
 
 def _may_fail(tree: ast.Node, semantics: Any) -> bool:
