@@ -97,23 +97,48 @@ class ArithmeticNodes:
                 self.bound_string(var)
             return var
         int_range = self.semantics.int_range
+        # + - * of integers make an int, of numbers with a double a float: the
+        # result's class is known on each path (the comparison after it calls no
+        # type()), and each operand's class is read once for every guard
+        typed = op in "+-*" and not concatenates
+        cls = self.temp() if typed else ""
+        operands = [expr for n, expr in ((node.left, left), (node.right, right))
+                    if not isinstance(n, ast.Literal)]
+        kinds = ["ints" if guard is ints else "nums" if guard is nums else ""
+                 for guard, _ in paths]
+        for expr in dict.fromkeys(operands):
+            if sum(guard.count(f"type({expr})") for guard, _ in paths) > 1:
+                known = self.class_of(expr)
+                paths = [(guard.replace(f"type({expr})", known), fast) for guard, fast in paths]
         keyword = "if"
-        for guard, fast in paths:
+        for (guard, fast), kind in zip(paths, kinds):
             self.emit(f"{keyword} {guard}:")
             self.emit(f"    {var} = {fast}")
-            if guard is ints and op != "%" and int_range:
+            if kind == "ints" and op != "%" and int_range:
                 # exact integers: only the range can go wrong; the runtime says
                 # what lies past it (amqp: NaN past long and ulong)
                 self.emit(f"    if {var}.__class__ is int and "
                           f"({var} < {int_range[0]} or {var} > {int_range[1]}): "
-                          f"{var} = {slow}")
-            elif guard is nums:
+                          f"{var} = {slow}" + (f"; {cls} = type({var})" if typed else ""))
+                if typed:
+                    self.emit(f"    else: {cls} = int")
+            elif kind == "nums":
                 # infinities and NaN: let the runtime apply the overflow rules
-                self.emit(f"    if {var} - {var} != 0: {var} = {slow}")
+                if typed:
+                    self.emit(f"    if {var} - {var} != 0: {var} = {slow}; {cls} = type({var})")
+                    self.emit(f"    else: {cls} = float")
+                else:
+                    self.emit(f"    if {var} - {var} != 0: {var} = {slow}")
+            elif typed:
+                self.emit(f"    {cls} = int")
             keyword = "elif"
-        self._null_operands(var, (node.left, left), (node.right, right))
+        if self._null_operands(var, (node.left, left), (node.right, right)) and typed:
+            self.emit(f"    {cls} = None")
         self.emit("else:")
         self.emit(f"    {var} = {slow}")
+        if typed:
+            self.emit(f"    {cls} = type({var})")
+            self.known_class[var] = cls
         if concatenates:
             with self.indented():
                 self.bound_string(var)
