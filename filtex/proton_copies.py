@@ -26,7 +26,10 @@ from typing import Any
 import proton
 from proton import Array, Data, Described
 
+from .amqp.codec import DecodeError, decode_value
 from .errors import FilterError
+
+DECODE_ERROR = "amqp:decode-error"
 
 # proton's modules by the role of the classes a filter or a message comes in
 _MODULES = {"symbol": "_data", "ulong": "_data", "uint": "_data", "ushort": "_data",
@@ -142,19 +145,28 @@ def _own(value: Any, budget: _Budget, depth: int) -> Any:
 
 
 def _data_object(data: Any) -> Any:
-    """The object a (foreign or own) ``Data`` holds, decoded by this proton from
-    the copy's own encoding."""
-    if type(data) is Data:
-        raw = data.encode()
-    else:
-        if copy_of(type(data)) is None or _QUALNAME(type(data)) != "Data":
-            raise FilterError(f"not a filter set: a {type(data).__name__[:40]}")
+    """The object a (foreign or own) ``Data`` holds, read from the copy's own
+    encoding by filtex's exact decoder (``amqp.codec``), which bounds depth and
+    size before it builds anything and turns every malformed value (a string
+    that is not UTF-8, a symbol that is not ASCII, a char beyond Unicode, a
+    lying size) into one ``FilterError``: proton's ``get_object`` would build
+    any depth recursively and raise whatever its converters raise."""
+    if type(data) is not Data and (copy_of(type(data)) is None
+                                   or _QUALNAME(type(data)) != "Data"):
+        raise FilterError(f"not a filter set: a {type(data).__name__[:40]}")
+    try:
         raw = type(data).encode(data)
-    own = Data()
-    if raw:
-        own.decode(raw)
-    own.rewind()
-    return _own(own.get_object(), _Budget(64), 0) if own.next() else {}
+    except Exception as error:   # proton's encoder on a value it cannot encode again
+        raise FilterError(f"the filter set cannot be encoded: {type(error).__name__}",
+                          condition=DECODE_ERROR) from None
+    if not raw:
+        return {}
+    try:
+        value, _ = decode_value(bytes(raw))
+    except DecodeError as error:
+        raise FilterError(f"the filter set cannot be decoded: {error.reason}",
+                          condition=DECODE_ERROR) from None
+    return _own(value, _Budget(64), 0)
 
 
 __all__ = ["copy_of", "encoded", "foreign_message", "is_foreign", "to_own"]

@@ -23,10 +23,12 @@ check`` loads the compiler and nothing it does not use.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from typing import Sequence
 
+from ..endpoint.bounds import DEFAULT_SERVE_LIMITS, MEANINGS, ServeLimits
 from ..endpoint.profiles import PROFILES
 from ..names import DIALECT_NAMES
 from .common import BAD, INTERRUPTED, CommandError, missing_module
@@ -202,6 +204,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="log why each message was not delivered to a receiver")
     serve.add_argument("--quiet", action="store_true",
                        help="log nothing but errors (default: each attach's negotiation)")
+    for limit in dataclasses.fields(ServeLimits):
+        default = getattr(DEFAULT_SERVE_LIMITS, limit.name)
+        serve.add_argument("--" + limit.name.replace("_", "-"), dest=limit.name,
+                           type=float if isinstance(default, float) else int, default=default,
+                           metavar="N", help=f"{MEANINGS[limit.name]} (default {default:,})")
     _debug_option(serve)
     return parser
 

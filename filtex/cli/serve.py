@@ -3,12 +3,14 @@ on the command line."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import sys
 
 from ..amqp.encode import encode_message
 from ..files import read_records
 from ..message import Message
+from ..endpoint.bounds import ServeLimits
 from .common import CommandError
 
 
@@ -36,14 +38,23 @@ def streams(specs: list[str]) -> dict[str, list[bytes]]:
     return found
 
 
-def run(args: argparse.Namespace) -> int:
-    from proton.reactor import Container
+def bounds(args: argparse.Namespace) -> ServeLimits:
+    """The peer's limits from their options (each one ``--max-links N`` and so on)."""
+    values = {f.name: getattr(args, f.name) for f in dataclasses.fields(ServeLimits)}
+    try:
+        return ServeLimits(**values)
+    except ValueError as error:
+        option = str(error).split()[0].removeprefix("ServeLimits.").replace("_", "-")
+        raise CommandError(f"--{option}: {str(error).split(' ', 1)[1]}") from None
 
+
+def run(args: argparse.Namespace) -> int:
     from ..endpoint.negotiation import warm_up
     from ..endpoint.serve import Peer
     host, sep, port = args.listen.rpartition(":")
     if not sep or not port.isdigit():
         raise CommandError(f"--listen takes HOST:PORT, not {args.listen!r}")
+    limits = bounds(args)
     served = streams(args.streams)
     logging.basicConfig(stream=sys.stderr, format="%(asctime)s %(name)s %(message)s",
                         level=logging.ERROR if args.quiet else logging.INFO)
@@ -53,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"listening on {bound_host}:{bound_port}", flush=True)
 
     peer = Peer(args.listen, streams=served, profile=args.profile, dialect=args.dialect,
-                policy=args.policy, why=args.why, ready=ready)
+                policy=args.policy, why=args.why, ready=ready, bounds=limits)
     peer.filtex_mask_limits = args.mask_limits
-    Container(peer).run()
+    peer.container().run()
     return 0

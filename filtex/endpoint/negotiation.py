@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from proton import Described, symbol
+from proton import Data, Described, symbol
 
 from .. import proton_copies
 from ..compiler import compile_filter, compile_filter_set, compile_sql
@@ -111,7 +111,7 @@ class Negotiation:
 def negotiate(filter_set: object, dialect: Dialect | None = None, *,
               profile: Profile | str = SPEC, policy: Policy | None = None,
               limits: Limits | None = None, delegate: Iterable[str | int] = (),
-              mask_limits: bool = False) -> Negotiation:
+              mask_limits: bool = False, max_echo: int | None = None) -> Negotiation:
     """Decide an attach's filter set (see the module's docstring).
 
     ``filter_set`` is a ``proton.Data`` or ``Terminus`` (the source), a mapping
@@ -134,21 +134,29 @@ def negotiate(filter_set: object, dialect: Dialect | None = None, *,
     delegated: dict[str, Any] = {}
     compiled: dict[str, Filter] = {}
     refusal: Refusal | None = None
+    echo = _EchoBudget(max_echo)
     for key, value in items:
         if value is None:
             entries.append(Entry(key, "null"))
             continue
         raw = _descriptor(value)
-        if _descriptor_key(raw) in delegated_names:
-            entries.append(Entry(key, "delegated", _shown(raw)))
-            in_place[key] = delegated[key] = value
-            continue
-        entry, policy_used, made = _entry(key, value, raw, dialect, rules, checked)
-        if isinstance(made, Filter):
-            entries.append(entry)
-            in_place[key] = value
-            compiled[key] = made
-            continue
+        delegated_entry = _descriptor_key(raw) in delegated_names
+        if delegated_entry:
+            entry, policy_used, made = Entry(key, "delegated", _shown(raw)), rules.invalid, None
+        else:
+            entry, policy_used, made = _entry(key, value, raw, dialect, rules, checked)
+        if delegated_entry or isinstance(made, Filter):
+            too_large = echo.refusal(key, value)
+            if too_large is None:
+                entries.append(entry)
+                in_place[key] = value
+                if delegated_entry:
+                    delegated[key] = value
+                elif isinstance(made, Filter):
+                    compiled[key] = made
+                continue
+            entry = Entry(key, "refused", entry.descriptor, RESOURCE_LIMIT,
+                          f"filter {_key_shown(key)}: {too_large}", 1, 1, too_large)
         entry = _reported(entry, mask_limits)
         entries.append(entry)
         if policy_used == "detach" and refusal is None:
@@ -190,6 +198,37 @@ def _entry(key: str, value: Any, raw: Any, dialect: Dialect, rules: Profile,
                       rules.describe_invalid(key, error), error.line, error.column,
                       error.problem), policy, error)
     return Entry(key, "accepted", ftype.name), rules.invalid, compiled
+
+
+class _EchoBudget:
+    """The bytes left for the echo in the client's max-frame-size."""
+
+    def __init__(self, room: int | None) -> None:
+        self.left = room
+
+    def refusal(self, key: str, value: Any) -> str | None:
+        """Why ``key``'s entry cannot be echoed; None when it fits (and is counted)."""
+        if self.left is None:
+            return None
+        try:
+            data = Data()
+            data.put_map()
+            data.enter()
+            data.put_symbol(symbol(key))
+            data.put_object(value)
+            data.exit()
+            size = len(data.encode())
+        except Exception:   # a value proton cannot encode cannot be echoed
+            return "its value cannot be encoded again"
+        if size > self.left:
+            return (f"its echo of {size:,} bytes does not fit the receiver's max-frame-size "
+                    f"({max(self.left, 0):,} bytes left in the attach)")
+        self.left -= size
+        return None
+
+
+def _key_shown(key: str) -> str:
+    return key if len(key) <= 100 else key[:100] + "..."
 
 
 def _reported(entry: Entry, mask_limits: bool) -> Entry:

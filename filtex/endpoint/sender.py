@@ -29,10 +29,11 @@ from proton import Condition, Data, Endpoint, Terminus, symbol
 
 from ..described.descriptors import capabilities
 from ..forms import view
-from ..limits import Limits
+from ..limits import RESOURCE_LIMIT, Limits
 from ..names import Dialect
-from .negotiation import Negotiation, negotiate
+from .negotiation import Negotiation, Refusal, negotiate
 from .profiles import SPEC, Policy, Profile
+from .wire import attach_room, remote_frame, shown
 
 LOG = logging.getLogger("filtex.endpoint")
 
@@ -50,11 +51,24 @@ def refuse(link: Any) -> None:
     link.target.type = Terminus.UNSPECIFIED
 
 
-def condition_of(negotiation: Negotiation) -> Condition:
+MAX_DESCRIPTION = 2_000   # characters of a refusal's description (a key may be long)
+
+
+def condition_of(negotiation: Negotiation, frame: int | None = None) -> Condition:
+    """The detach's condition; its description cut to fit ``frame`` bytes."""
     refusal = negotiation.refusal
     assert refusal is not None
-    return Condition(refusal.condition, refusal.description,
+    limit = MAX_DESCRIPTION if frame is None else max(64, min(MAX_DESCRIPTION, frame - 256) // 4)
+    description = refusal.description
+    if len(description) > limit:
+        description = description[:limit - 3] + "..."
+    return Condition(refusal.condition, description,
                      {symbol(k): symbol(v) for k, v in refusal.info.items()})
+
+
+def refused_negotiation(condition: str, description: str) -> Negotiation:
+    """A link refused before its filter set is read (a limit, a bad address)."""
+    return Negotiation({}, None, (), Refusal(condition, description), {})
 
 
 class FilteringSender:
@@ -70,13 +84,22 @@ class FilteringSender:
     filtex_mask_limits: bool = False
 
     def filtex_negotiate(self, link: Any) -> Negotiation:
-        """Negotiate ``link``'s filter set and set up the attach to answer it."""
-        result = negotiate(link.remote_source, self.filtex_dialect,
-                           profile=self.filtex_profile, policy=self.filtex_policy,
-                           limits=self.filtex_limits, delegate=self.filtex_delegate,
-                           mask_limits=self.filtex_mask_limits)
-        LOG.info("attach %s from %s: %s", link.name, link.remote_source.address,
-                 result.summary())
+        """Negotiate ``link``'s filter set and set up the attach to answer it.
+        The echo must fit the client's max-frame-size: an entry that does not
+        is refused (or left out, under ``omit``), and a link whose answering
+        attach cannot fit even without its filters is refused."""
+        room = attach_room(link)
+        if room is not None and room < 0:
+            result = refused_negotiation(RESOURCE_LIMIT, "the attach cannot be answered within "
+                                         f"the receiver's max-frame-size of "
+                                         f"{remote_frame(link):,} bytes")
+        else:
+            result = negotiate(link.remote_source, self.filtex_dialect,
+                               profile=self.filtex_profile, policy=self.filtex_policy,
+                               limits=self.filtex_limits, delegate=self.filtex_delegate,
+                               mask_limits=self.filtex_mask_limits, max_echo=room)
+        LOG.info("attach %s from %s: %s", shown(lambda: link.name),
+                 shown(lambda: link.remote_source.address), result.summary()[:2000])
         link.filtex_negotiation = result
         if result.refused:
             refuse(link)
@@ -139,7 +162,7 @@ class FilteringSender:
         link = event.link
         result = self.filtex_negotiation(link)
         if result is not None and result.refused and not link.state & Endpoint.LOCAL_CLOSED:
-            link.condition = condition_of(result)
+            link.condition = condition_of(result, remote_frame(link))
             link.close()
             return
         parent = getattr(super(), "on_link_opened", None)
@@ -147,4 +170,4 @@ class FilteringSender:
             parent(event)
 
 
-__all__ = ["FilteringSender", "condition_of", "echo", "refuse"]
+__all__ = ["FilteringSender", "condition_of", "echo", "refuse", "refused_negotiation"]

@@ -9,10 +9,18 @@ are kept as *queues*: each message goes to one receiver whose filters it
 passes. Deliveries are evaluated on their encoded bytes, as received.
 
 It is a test peer, not a broker: everything lives in memory, nothing is
-persisted, there is no security beyond proton's defaults (SASL ANONYMOUS), no
-transactions, and no flow control beyond the receivers' credit. A queue's message
-is taken when it is sent (at most once): a released or rejected one is not
-queued again.
+persisted, there is no security beyond proton's defaults (SASL ANONYMOUS) and
+no transactions. A queue keeps a message until an outcome settles it
+(``logs``: released, modified and unsettled messages are delivered again).
+
+What a client sends is read inside a boundary and bounded (``bounds``): the
+filter set by filtex's own decoder, names and addresses checked as UTF-8,
+messages checked at the door, every byte kept counted; deliveries are written
+in slices of ``dispatch_slice`` messages per link and turn, and no further
+than ``max_buffered`` bytes ahead of a session's socket, so one reader never
+holds up another's attach and a reader that never reads holds only that. The
+container runs under a ``reactor.Supervisor``: an unexpected error closes its
+connection with ``amqp:internal-error`` and the peer goes on.
 
 The RabbitMQ profile also copies what RabbitMQ's own client checks: the
 connection's ``product``/``version`` properties, the ``x-stream-offset``
@@ -28,118 +36,218 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from proton import Data, Delivery, Link, symbol, timestamp
-from proton.handlers import IncomingMessageHandler, MessagingHandler
+from proton import Condition, Delivery, Endpoint, Link, timestamp
+from proton.handlers import IncomingMessageHandler, MessagingHandler, OutgoingMessageHandler
+from proton.reactor import Container
 
-from ..amqp.encode import _section
-from ..amqp.encoded import _decode, _locate
-from ..filter import Filter
 from ..forms import view
-from ..limits import Limits
+from ..limits import RESOURCE_LIMIT, Limits
 from ..names import Dialect
-from .negotiation import Negotiation
+from .bounds import DEFAULT_SERVE_LIMITS, ServeLimits
+from .logs import Consumer, Log, Stored
+from .negotiation import INVALID_FIELD, Negotiation, Refusal
 from .profiles import Policy, Profile, get_profile
-from .sender import FilteringSender
+from .reactor import GuardedAcceptor, PollingIO, Supervisor
+from .rewrite import annotated, readable, redelivered
+from .sender import FilteringSender, refuse
 from .streams import MATCH_UNFILTERED, OFFSET_SPEC, STREAM_FILTER, ValueStage, descriptor_name
+from .wire import peer_text, shown
 
 LOG = logging.getLogger("filtex.serve")
-_STREAM_OFFSET = symbol("x-stream-offset")
-MAX_FRAME = 1 << 20   # bytes of one frame: an attach whose filter is as long as allowed fits
-MAX_QUEUED = 1_000_000   # messages kept per queue address: a test peer stays bounded
-
-
-@dataclass
-class Stored:
-    """A message as the peer keeps it: its bytes, the id of the connection it
-    arrived on (None for a file's), and when it arrived (ms)."""
-    data: bytes
-    connection: int | None
-    arrived: int
-
-
-@dataclass
-class Consumer:
-    address: str
-    filter: Filter
-    stream: bool
-    cursor: int = 0
-    values: ValueStage | None = None   # rabbitmq:stream-filter, match-unfiltered
-    delivered: int = 0
-    skipped: int = 0
+MAX_FRAME = DEFAULT_SERVE_LIMITS.max_frame
+DECODE_ERROR = "amqp:decode-error"
+MESSAGE_SIZE_EXCEEDED = "amqp:link:message-size-exceeded"
+KEPT_OVERHEAD = 256      # bytes each kept message is counted for beyond its own
+ADDRESS_OVERHEAD = 1_024  # bytes each queue address is counted for
+CLOSE_GRACE = 5.0        # seconds a closed connection has to answer before it is cut
+_BACKOFF = (0.001, 0.05)  # seconds between turns while every ready link waits for its socket
 
 
 class Peer(FilteringSender, MessagingHandler):
     """The handler ``filtex serve`` runs (see the module's docstring).
-    ``ready(host, port)`` is called once it listens."""
+    ``ready(host, port)`` is called once it listens; ``container()`` is the
+    supervised, polling container to run it in."""
 
     def __init__(self, listen: str = "127.0.0.1:5672", *,
                  streams: Mapping[str, list[bytes]] | None = None,
                  profile: Profile | str = "spec", dialect: Dialect | None = None,
                  policy: Policy | None = None, limits: Limits | None = None,
                  why: bool = False, ready: Callable[[str, int], object] | None = None,
-                 max_frame: int = MAX_FRAME) -> None:
+                 max_frame: int | None = None, bounds: ServeLimits | None = None) -> None:
         MessagingHandler.__init__(self, prefetch=0, auto_accept=False)
-        # the peer reads each delivery's bytes itself
+        # the peer reads each delivery's bytes and each outcome itself
         kept: Any = self.handlers
-        self.handlers = [h for h in kept if not isinstance(h, IncomingMessageHandler)]
-        self.listen, self.why, self.ready, self.max_frame = listen, why, ready, max_frame
+        self.handlers = [h for h in kept if not isinstance(
+            h, (IncomingMessageHandler, OutgoingMessageHandler))]
+        bounds = bounds or DEFAULT_SERVE_LIMITS
+        if max_frame is not None:
+            bounds = bounds.replace(max_frame=max_frame)
+        self.bounds = bounds
+        self.listen, self.why, self.ready = listen, why, ready
         self.streams = dict(streams or {})
         self.rules = get_profile(profile) if isinstance(profile, str) else profile
         self.filtex_profile = self.rules
         self.filtex_dialect, self.filtex_policy, self.filtex_limits = dialect, policy, limits
         started = int(time.time() * 1000)
-        self.logs: dict[str, list[Stored | None]] = {
-            a: [Stored(d, None, started) for d in data] for a, data in self.streams.items()}
+        self.logs: dict[str, Log] = {
+            a: Log(True, [Stored(d, None, started) for d in data])
+            for a, data in self.streams.items()}
         self.consumers: dict[Any, Consumer] = {}
+        self.receivers: dict[Any, str] = {}        # receiving link -> its address
+        self.links: dict[int, set[Any]] = {}        # connection id -> its open links
+        self.connections: dict[int, Any] = {}       # connection id -> connection, while bound
+        self.stored_bytes = 0
         self.acceptor: Any = None
+        self.port: int | None = None
+        self._container: Any = None
+        self._ready_links: dict[Any, None] = {}
+        self._turn: Any = None
+        self._backoff = _BACKOFF[0]
+        self._consumer_ids = 0
+
+    def container(self) -> Container:
+        """A container for this peer: polled I/O, a guarded listener, supervised."""
+        container = Container(Supervisor(self))
+        container.global_handler = PollingIO()
+        return container
 
     # --- connections --------------------------------------------------------------------
 
     def on_start(self, event: Any) -> None:
-        self.acceptor = event.container.listen(self.listen)
+        self._container = event.container
         host, port = self.listen.rsplit(":", 1)
-        bound = self.acceptor._selectable._delegate.getsockname()
+        self.acceptor = GuardedAcceptor(event.container, host.strip("[]"), int(port))
+        self.port = self.acceptor.port()
         if self.ready is not None:
-            self.ready(host, bound[1] if int(port) == 0 else int(port))
+            self.ready(host, self.port)
 
     def on_connection_bound(self, event: Any) -> None:
+        connection, transport = event.connection, event.transport
         # room for an attach whose filter is as long as the limits allow (proton's
         # default is 32 KiB); a larger frame closes that connection, not the peer
-        event.transport.max_frame_size = self.max_frame
+        transport.max_frame_size = self.bounds.max_frame
+        transport.idle_timeout = self.bounds.idle_timeout
+        ident = self.filtex_connection_id(connection)
+        self._schedule(self.bounds.header_timeout, _Deadline(self, connection, "open"))
+        if len(self.connections) >= self.bounds.max_connections:
+            LOG.warning("connection %d refused: %d connections open (max_connections)",
+                        ident, len(self.connections))
+            connection.condition = Condition(
+                RESOURCE_LIMIT, f"too many connections (limit max_connections = "
+                f"{self.bounds.max_connections:,})")
+            connection.open()
+            connection.close()
+            return
+        self.connections[ident] = connection
 
     def on_connection_opening(self, event: Any) -> None:
         if self.rules.connection_properties:
+            from proton import symbol
             event.connection.properties = {
                 symbol(k): v for k, v in self.rules.connection_properties.items()}
         super().on_connection_opening(event)
+
+    def on_connection_closed(self, event: Any) -> None:
+        self._forget(event.connection)
+
+    def on_connection_error(self, event: Any) -> None:
+        self._forget(event.connection)
+        if not event.connection.state & Endpoint.LOCAL_CLOSED:
+            event.connection.close()
+
+    def on_disconnected(self, event: Any) -> None:
+        self._forget(event.connection)
+
+    def on_transport_closed(self, event: Any) -> None:
+        self._forget(event.connection)
+
+    def on_fault(self, connection: Any) -> None:
+        """The supervisor closes ``connection`` after an unexpected error."""
+        self._forget(connection)
+        self._schedule(CLOSE_GRACE, _Deadline(self, connection, "close"))
+
+    def _forget(self, connection: Any) -> None:
+        """Everything kept for ``connection``: its readers' unsettled queue
+        messages go back; its links, readers and record are dropped."""
+        if connection is None:
+            return
+        ident = self.filtex_connection_id(connection)
+        for link in list(self.links.pop(ident, ())):
+            self._drop_link(link)
+        for link in [k for k in self.consumers if k.connection == connection]:
+            self._drop_link(link)
+        self.connections.pop(ident, None)
+
+    def cut(self, connection: Any, why: str) -> None:
+        """Close ``connection``'s socket without waiting for its peer."""
+        transport = connection.transport
+        LOG.info("connection %d cut: %s", self.filtex_connection_id(connection), why)
+        self._forget(connection)
+        if transport is not None:
+            transport.close_tail()
+            transport.close_head()
 
     # --- links --------------------------------------------------------------------------
 
     def on_link_opening(self, event: Any) -> None:
         link = event.link
-        super().on_link_opening(event)
+        refusal = self._link_refusal(link)
+        if refusal is not None:
+            LOG.info("attach %s refused: %s %s", shown(lambda: link.name),
+                     refusal.condition, refusal.description)
+            link.filtex_negotiation = Negotiation({}, None, (), refusal, {}, self.rules.name)
+            refuse(link)
+            return
+        self.links.setdefault(self.filtex_connection_id(link.connection), set()).add(link)
         if link.is_receiver:
-            link.target.address = link.remote_target.address
+            address, _ = peer_text(lambda: link.remote_target.address)
+            link.target.address = address
+            link.max_message_size = self.bounds.max_message_size
+            self.receivers[link] = address or ""
             link.flow(1000)
             return
+        super().on_link_opening(event)
         link.snd_settle_mode = link.remote_snd_settle_mode   # as the receiver asks
         link.rcv_settle_mode = link.remote_rcv_settle_mode
         result = self.filtex_negotiation(link)
         if result is None or result.refused:
             return
-        address = link.remote_source.address or ""
-        stream = address in self.streams
-        log = self.logs.setdefault(address, [])
+        address, _ = peer_text(lambda: link.remote_source.address)
+        log = self._log(address or "")
         assert result.filter is not None   # not refused
-        consumer = Consumer(address, result.filter, stream)
+        self._consumer_ids += 1
+        consumer = Consumer(self._consumer_ids, link, address or "", result.filter, log)
         self._delegated(consumer, result, log)
+        log.readers[consumer] = None
         self.consumers[link] = consumer
 
-    def _delegated(self, consumer: Consumer, result: Negotiation,
-                   log: list[Stored | None]) -> None:
+    def _link_refusal(self, link: Any) -> Refusal | None:
+        """Why ``link`` is refused before its filters are read: an address
+        that is no text, or one link too many on its connection."""
+        terminus = "target" if link.is_receiver else "source"
+        _, problem = peer_text(lambda: (link.remote_target if link.is_receiver
+                                        else link.remote_source).address)
+        if problem is not None:
+            return Refusal(INVALID_FIELD, f"the {terminus} address is {problem}",
+                           {"field": "address"})
+        _, problem = peer_text(lambda: link.name)
+        if problem is not None:
+            return Refusal(INVALID_FIELD, f"the link name is {problem}", {"field": "name"})
+        open_links = self.links.get(self.filtex_connection_id(link.connection), ())
+        if len(open_links) >= self.bounds.max_links:
+            return Refusal(RESOURCE_LIMIT, f"too many links on this connection "
+                           f"(limit max_links = {self.bounds.max_links:,})", {})
+        return None
+
+    def _log(self, address: str) -> Log:
+        log = self.logs.get(address)
+        if log is None:
+            log = self.logs[address] = Log(False)
+        return log
+
+    def _delegated(self, consumer: Consumer, result: Negotiation, log: Log) -> None:
         """Apply the entries the broker interprets itself (RabbitMQ's)."""
         consumer.values = ValueStage.of(result.delegated)
         for key, value in result.delegated.items():
@@ -148,74 +256,262 @@ class Peer(FilteringSender, MessagingHandler):
                 if consumer.stream:
                     consumer.cursor = _offset(value.value, log)
             elif descriptor not in (STREAM_FILTER, MATCH_UNFILTERED):
-                LOG.info("delegated entry %s (%s) is not applied by this peer", key, descriptor)
+                LOG.info("delegated entry %s (%s) is not applied by this peer", key[:100],
+                         descriptor)
+
+    def on_link_opened(self, event: Any) -> None:
+        super().on_link_opened(event)
 
     def on_link_closing(self, event: Any) -> None:
-        self.consumers.pop(event.link, None)
+        self._drop_link(event.link)
 
     def on_link_closed(self, event: Any) -> None:
-        self.consumers.pop(event.link, None)
+        self._drop_link(event.link)
 
-    def on_connection_closed(self, event: Any) -> None:
-        for link in [k for k in self.consumers if k.connection == event.connection]:
-            self.consumers.pop(link, None)
+    def on_link_error(self, event: Any) -> None:
+        self._drop_link(event.link)
 
-    on_disconnected = on_connection_closed
+    def _drop_link(self, link: Any) -> None:
+        """A link gone: its reader's unsettled queue messages go back, unsettled."""
+        self.receivers.pop(link, None)
+        self._ready_links.pop(link, None)
+        links = self.links.get(self.filtex_connection_id(link.connection))
+        if links is not None:
+            links.discard(link)
+        consumer = self.consumers.pop(link, None)
+        if consumer is None:
+            return
+        consumer.log.readers.pop(consumer, None)
+        for offset, stored in consumer.unsettled.values():
+            stored.failures += 1
+            self._put_back(consumer.log, offset, stored)
+        consumer.unsettled.clear()
+        if consumer.log.idle():
+            self.logs.pop(consumer.address, None)
 
-    # --- messages -----------------------------------------------------------------------
+    # --- messages in --------------------------------------------------------------------
 
     def on_delivery(self, event: Any) -> None:
         link, delivery = event.link, event.delivery
-        if not link.is_receiver or not delivery.readable or delivery.partial:
+        if link.is_sender:
+            self._outcome(link, delivery)
+            return
+        if delivery.aborted:
+            delivery.settle()
+            return
+        if delivery.pending > self.bounds.max_message_size:
+            self._too_large(link, delivery)
+            return
+        if not delivery.readable or delivery.partial:
             return
         data = link.recv(delivery.pending) or b""   # proton reads an empty payload as None
         link.advance()
-        address = link.target.address or ""
-        log = self.logs.setdefault(address, [])
-        if address in self.streams or len(log) < MAX_QUEUED:
-            log.append(Stored(data, self.filtex_connection_id(link.connection),
-                              int(time.time() * 1000)))
-            delivery.update(Delivery.ACCEPTED)
-        else:
+        address = self.receivers.get(link)
+        if address is None:   # a link refused or gone
             delivery.update(Delivery.RELEASED)
+            delivery.settle()
+            return
+        problem = readable(data)
+        refused = None
+        if problem is not None:
+            refused = Condition(DECODE_ERROR, f"the message cannot be read: {problem}")
+        else:
+            refused = self._keep(address, data, self.filtex_connection_id(link.connection))
+        if refused is not None:
+            LOG.info("message to %s rejected: %s", shown(lambda: address), refused.description)
+            delivery.local.condition = refused
+            delivery.update(Delivery.REJECTED)
+        else:
+            delivery.update(Delivery.ACCEPTED)
         delivery.settle()
         link.flow(1)
-        for consumer_link in list(self.consumers):
-            if self.consumers[consumer_link].address == address:
-                self._dispatch(consumer_link)
 
-    def on_sendable(self, event: Any) -> None:
-        self._dispatch(event.link)
+    def _too_large(self, link: Any, delivery: Any) -> None:
+        size = self.bounds.max_message_size
+        LOG.info("message on %s over max_message_size (%d bytes): link detached",
+                 shown(lambda: link.name), size)
+        link.recv(delivery.pending)   # what arrived so far is let go
+        delivery.settle()
+        if not link.state & Endpoint.LOCAL_CLOSED:
+            link.condition = Condition(MESSAGE_SIZE_EXCEEDED, f"a message is larger than "
+                                       f"the link's max-message-size of {size:,} bytes")
+            link.close()
+        self._drop_link(link)
 
-    def _dispatch(self, link: Any) -> None:
-        consumer = self.consumers.get(link)
-        if consumer is None:
+    def _keep(self, address: str, data: bytes, connection: int) -> Condition | None:
+        """Store a received message; the condition it is rejected with, if any."""
+        log = self.logs.get(address)
+        cost = len(data) + KEPT_OVERHEAD + (ADDRESS_OVERHEAD if log is None else 0)
+        held = log.bytes if log is not None else 0
+        if held + cost > self.bounds.max_queue_bytes:
+            return Condition(RESOURCE_LIMIT, f"{address[:100]!r} holds {held:,} bytes "
+                             f"(limit max_queue_bytes = {self.bounds.max_queue_bytes:,})")
+        if self.stored_bytes + cost > self.bounds.max_stored_bytes:
+            return Condition(RESOURCE_LIMIT, f"the peer holds {self.stored_bytes:,} bytes "
+                             f"(limit max_stored_bytes = {self.bounds.max_stored_bytes:,})")
+        log = self._log(address)
+        log.bytes += cost
+        log.appended += 1
+        self.stored_bytes += cost
+        log.append(Stored(data, connection, int(time.time() * 1000)))
+        for consumer in list(log.readers):
+            self._wake(consumer.link)
+        return None
+
+    def _release_bytes(self, log: Log, stored: Stored) -> None:
+        cost = len(stored.data) + KEPT_OVERHEAD
+        log.bytes -= cost
+        self.stored_bytes -= cost
+
+    # --- outcomes -----------------------------------------------------------------------
+
+    def _outcome(self, link: Any, delivery: Any) -> None:
+        state = delivery.remote_state
+        final = state in (Delivery.ACCEPTED, Delivery.REJECTED, Delivery.RELEASED,
+                          Delivery.MODIFIED)
+        if not final and not delivery.settled:
             return
-        log = self.logs.get(consumer.address, [])
-        receiving = self.filtex_connection_id(link.connection)
-        while link.credit and consumer.cursor < len(log):
-            stored = log[consumer.cursor]
-            if stored is None:   # a queue's message another receiver took
-                consumer.cursor += 1
+        consumer = self.consumers.get(link)
+        held = consumer.unsettled.pop(delivery.tag, None) if consumer is not None else None
+        if held is not None and consumer is not None:   # a queue's message
+            offset, stored = held
+            log = consumer.log
+            if state == Delivery.RELEASED:
+                self._put_back(log, offset, stored)
+            elif state == Delivery.MODIFIED:
+                if delivery.remote.failed:
+                    stored.failures += 1
+                if delivery.remote.undeliverable:
+                    stored.excluded = stored.excluded | {consumer.id}
+                self._put_back(log, offset, stored)
+            elif state == Delivery.REJECTED or final or delivery.settled:
+                if state == Delivery.REJECTED:
+                    LOG.info("%s #%d rejected by its reader: discarded", consumer.address[:100],
+                             offset)
+                self._release_bytes(log, stored)
+        delivery.settle()
+
+    def _put_back(self, log: Log, offset: int, stored: Stored) -> None:
+        for reader in log.put_back(offset, stored):
+            self._wake(reader.link)
+
+    # --- messages out -------------------------------------------------------------------
+
+    def on_link_flow(self, event: Any) -> None:
+        link = event.link
+        if link.is_sender and link.credit and link.state & Endpoint.LOCAL_ACTIVE \
+                and link.state & Endpoint.REMOTE_ACTIVE:
+            self._wake(link, now=True)
+
+    def _wake(self, link: Any, now: bool = False) -> None:
+        """``link`` may have work: one slice now (an attach's first deliveries
+        do not wait for a turn), the rest in turns."""
+        if link not in self.consumers:
+            return
+        if now and self._dispatch(link) == "done":
+            return
+        self._ready_links[link] = None
+        self._schedule_turn(0.0)
+
+    def _schedule(self, delay: float, handler: Any) -> None:
+        if self._container is not None:
+            self._container.schedule(delay, handler)
+
+    def _schedule_turn(self, delay: float) -> None:
+        if self._turn is None and self._container is not None:
+            self._turn = self._container.schedule(delay, _Turn(self))
+
+    def turn(self) -> None:
+        """One slice for every link with work, in order; the next turn at once
+        if any moved, later (backing off) while all wait for their sockets."""
+        self._turn = None
+        moved = False
+        for link in list(self._ready_links):
+            try:
+                result = self._dispatch(link)
+            except Exception:   # the supervisor's line, for work outside any event
+                LOG.exception("unexpected error while delivering; closing that connection")
+                self._fault(link)
                 continue
-            offset = consumer.cursor
-            consumer.cursor += 1
+            if result == "done":
+                self._ready_links.pop(link, None)
+            moved = moved or result != "blocked"
+        if self._ready_links:
+            self._backoff = _BACKOFF[0] if moved else min(self._backoff * 2, _BACKOFF[1])
+            self._schedule_turn(0.0 if moved else self._backoff)
+
+    def _fault(self, link: Any) -> None:
+        self._ready_links.pop(link, None)
+        connection = link.connection
+        try:
+            self.on_fault(connection)
+            connection.condition = Condition("amqp:internal-error", "internal error")
+            connection.close()
+        except Exception:
+            LOG.exception("unexpected error while closing a connection after an error")
+
+    def _buffered(self, link: Any) -> int:
+        """Bytes written to ``link``'s session and transport, not yet on the socket."""
+        transport = link.transport
+        pending = 0
+        if transport is not None:
+            try:
+                pending = max(int(transport.pending()), 0)
+            except Exception:   # a transport closing
+                return self.bounds.max_buffered
+        return int(link.session.outgoing_bytes) + pending
+
+    def _dispatch(self, link: Any) -> str:
+        """Deliver one slice to ``link``: "done" (no credit or nothing left),
+        "more" (the slice ended) or "blocked" (its session's buffer is full)."""
+        consumer = self.consumers.get(link)
+        if consumer is None or not link.state & Endpoint.LOCAL_ACTIVE:
+            return "done"
+        log = consumer.log
+        receiving = self.filtex_connection_id(link.connection)
+        left = self.bounds.dispatch_slice
+        room = self.bounds.max_buffered - self._buffered(link)
+        while link.credit:
+            if room <= 0:
+                return "blocked"
+            if left <= 0:
+                return "more"
+            offset = consumer.next_offset()
+            if offset is None:
+                break
+            left -= 1
+            stored = log.get(offset)
+            if stored is None or consumer.id in stored.excluded:
+                continue   # a queue's message another reader holds, or not for this one
             if not self._passes(consumer, stored, receiving, offset):
                 consumer.skipped += 1
                 continue
-            data = stored.data
-            if consumer.stream and self.rules.stream_offsets:
-                data = annotated(data, offset)
-            elif not consumer.stream:
-                log[offset] = None   # taken from the queue
-            delivery = link.delivery(str(offset).encode())
-            link.send(data)
-            link.advance()
-            if link.snd_settle_mode == Link.SND_SETTLED:   # else settled on the receiver's
-                delivery.settle()                           # outcome (at most once here)
-            consumer.delivered += 1
-        if link.drain_mode and link.credit and consumer.cursor >= len(log):
+            room -= self._send(link, consumer, offset, stored)
+        if link.drain_mode and link.credit and consumer.caught_up():
             link.drained()   # a draining receiver learns it has everything there is
+        return "done"
+
+    def _send(self, link: Any, consumer: Consumer, offset: int, stored: Stored) -> int:
+        log = consumer.log
+        data = stored.data
+        if log.stream:
+            if self.rules.stream_offsets:
+                data = annotated(data, offset)
+        else:
+            log.take(offset)
+            if stored.failures:
+                data = redelivered(data, stored.failures)
+        delivery = link.delivery(str(offset).encode())
+        link.send(data)
+        link.advance()
+        if link.snd_settle_mode == Link.SND_SETTLED:
+            delivery.settle()   # the receiver asked for at most once
+            if not log.stream:
+                self._release_bytes(log, stored)
+        elif not log.stream:
+            consumer.unsettled[delivery.tag] = (offset, stored)
+        consumer.delivered += 1
+        return len(data)
 
     def _passes(self, consumer: Consumer, stored: Stored, receiving: int, offset: int) -> bool:
         message = view(stored.data, stored.connection)
@@ -233,11 +529,37 @@ class Peer(FilteringSender, MessagingHandler):
 
     def _skip(self, consumer: Consumer, offset: int, reason: str) -> None:
         if self.why:
-            LOG.info("%s #%d not delivered: %s", consumer.address, offset, reason)
+            LOG.info("%s #%d not delivered: %s", consumer.address[:100], offset, reason)
 
 
+class _Turn:
+    def __init__(self, peer: Peer) -> None:
+        self.peer = peer
 
-def _offset(spec: Any, log: list[Stored | None]) -> int:
+    def on_timer_task(self, event: Any) -> None:
+        self.peer.turn()
+
+
+class _Deadline:
+    """Cut a connection that has not opened (``"open"``) or not finished
+    closing (``"close"``) when its time is up."""
+
+    def __init__(self, peer: Peer, connection: Any, waiting_for: str) -> None:
+        self.peer, self.connection, self.waiting_for = peer, connection, waiting_for
+
+    def on_timer_task(self, event: Any) -> None:
+        connection = self.connection
+        transport = connection.transport
+        if transport is None or transport.closed:
+            return
+        if self.waiting_for == "open" and connection.state & Endpoint.REMOTE_UNINIT:
+            self.peer.cut(connection, f"no open within {self.peer.bounds.header_timeout:g} s "
+                          "(header_timeout)")
+        elif self.waiting_for == "close" or (connection.state & Endpoint.LOCAL_CLOSED):
+            self.peer.cut(connection, "closed by the peer, not answered in time")
+
+
+def _offset(spec: Any, log: Log) -> int:
     """Where a RabbitMQ offset spec starts reading a stream of ``len(log)``."""
     if spec == "first":
         return 0
@@ -246,36 +568,11 @@ def _offset(spec: Any, log: list[Stored | None]) -> int:
     if spec == "next":
         return len(log)
     if type(spec) is timestamp:
-        return next((i for i, s in enumerate(log) if s is not None and s.arrived >= int(spec)),
-                    len(log))
+        return next((i for i, s in enumerate(log.entries)
+                     if s is not None and s.arrived >= int(spec)), len(log))
     if isinstance(spec, int) and not isinstance(spec, bool):
         return min(max(int(spec), 0), len(log))
     return 0
 
 
-def annotated(data: bytes, offset: int) -> bytes:
-    """``data`` with the message annotation ``x-stream-offset`` = ``offset``, as
-    RabbitMQ adds to stream deliveries: the message-annotations section is
-    rewritten (or inserted after the header and delivery annotations), every
-    other section's bytes kept as they are."""
-    try:
-        sections = _locate(data)
-    except Exception:   # an unreadable message is delivered as it is
-        return data
-    ends = [sections[c][1] for c in (0x70, 0x71) if c in sections]
-    start = max(ends, default=0)
-    annotations: dict[Any, Any] = {}
-    end = start
-    if 0x72 in sections:
-        at, end = sections[0x72]
-        decoded = _decode(data, at, end)
-        if isinstance(decoded, dict):
-            annotations.update(decoded)
-    annotations[_STREAM_OFFSET] = offset
-    encoded = Data()
-    _section(encoded, 0x72, annotations)
-    return data[:start] + encoded.encode() + data[end:]
-
-
 __all__ = ["Peer", "annotated"]
-
