@@ -11,11 +11,13 @@ import subprocess
 import sys
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from proton import Terminus
 from proton.handlers import MessagingHandler
-from proton.reactor import Container
+
+from filtex.endpoint.reactor import polling_container
 
 START_TIMEOUT = 120   # seconds for the peer to say it listens: a hang, not a verdict
 HANG = 300            # seconds after which a client is taken to hang
@@ -36,6 +38,28 @@ class Peer:
             raise RuntimeError(f"filtex serve did not start: {line!r} {err[-2000:]}")
         self.address = line.split()[-1]
         self.stderr = ""
+        self._lines: list[str] = []   # the log, read as it is written: a full pipe would
+        self._reader = threading.Thread(target=self._drain, daemon=True)   # block the peer
+        self._reader.start()
+
+    def _drain(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self._lines.append(line)
+
+    def log(self) -> str:
+        """What the peer has logged so far."""
+        return "".join(self._lines)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def rss(self) -> int:
+        """The peer's resident memory, in bytes (Linux)."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+        raise RuntimeError("no VmRSS")
 
     def url(self, address: str) -> str:
         return f"{self.address}/{address}"
@@ -44,7 +68,9 @@ class Peer:
         """Stop the peer; its log (stderr)."""
         if self.process.poll() is None:
             self.process.terminate()
-        _, self.stderr = self.process.communicate(timeout=START_TIMEOUT)
+        self.process.wait(timeout=START_TIMEOUT)
+        self._reader.join(START_TIMEOUT)
+        self.stderr = self.log()
         return self.stderr
 
     def __enter__(self) -> Peer:
@@ -67,6 +93,7 @@ class Link:
     condition: Any = None
     error: BaseException | None = None
     done: bool = False
+    first_seen: int | None = None   # deliveries on the connection before this link's first
 
 
 class Consumer(MessagingHandler):  # type: ignore[misc]
@@ -81,6 +108,7 @@ class Consumer(MessagingHandler):  # type: ignore[misc]
         self.open: dict[Any, Link] = {}
         self.connection: Any = None
         self.opened = 0
+        self.received = 0
 
     def on_start(self, event: Any) -> None:
         self.connection = event.container.connect(self.address)
@@ -126,6 +154,9 @@ class Consumer(MessagingHandler):  # type: ignore[misc]
         delivery.settle()
         spec.tags.append(delivery.tag)
         spec.bodies.append(data)
+        if spec.first_seen is None:
+            spec.first_seen = self.received
+        self.received += 1
 
     def on_link_flow(self, event: Any) -> None:
         link = event.link
@@ -181,7 +212,7 @@ def run(handler: Any, limit: float = HANG) -> Any:
     hang fails the test after ``limit`` seconds instead of blocking the run (a
     hang, never a verdict: every test ends on its own events). An exception the
     handler raised is raised here."""
-    container = Container(handler)
+    container = polling_container(handler)   # a test may hold 1,024 descriptors and more
     raised: list[BaseException] = []
 
     def target() -> None:

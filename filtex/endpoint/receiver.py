@@ -108,18 +108,26 @@ class EchoCheck:
         if link.remote_source.type == 0:   # a null source: the peer refuses; its detach follows
             self.state = "refused"
             return
-        echoed = _filter_map(link.remote_source.filter)
+        unreadable = None
+        try:   # the peer's bytes, by filtex's bounded decoder: a hostile echo is a mismatch
+            echoed = _filter_map(link.remote_source.filter)
+        except FilterError as error:
+            echoed, unreadable = {}, error.problem
         missing = tuple(
             key for key, value in asked.items()
             if value is not None and descriptor_name(value) not in POSITIONS
             and (key not in echoed or _canonical(echoed[key]) != _canonical(value)))
+        if unreadable is not None and not missing:
+            missing = tuple(asked) or ("(the echo)",)
         if self.always_filter or (missing and self.on_mismatch == "filter"):
             self._compile(asked)
         if not missing:
             self.state = "filtering" if self.always_filter else "open"
             return
         description = (f"filters not in place: the peer left out or changed "
-                       f"{', '.join(missing)} (asked {sorted(asked)}, echoed {sorted(echoed)})")
+                       f"{', '.join(missing)} (asked {sorted(asked)}, echoed {sorted(echoed)})"
+                       if unreadable is None else
+                       f"filters not in place: the peer's echo cannot be read ({unreadable})")
         if self.on_mismatch == "filter":
             LOG.warning("%s; link %s filters client-side", description, link.name)
             self.state = "filtering"

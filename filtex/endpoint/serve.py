@@ -49,7 +49,7 @@ from .bounds import DEFAULT_SERVE_LIMITS, ServeLimits
 from .logs import Consumer, Log, Stored
 from .negotiation import INVALID_FIELD, Negotiation, Refusal
 from .profiles import Policy, Profile, get_profile
-from .reactor import GuardedAcceptor, PollingIO, Supervisor
+from .reactor import GuardedAcceptor, Supervisor, polling_container
 from .rewrite import annotated, readable, redelivered
 from .sender import FilteringSender, refuse
 from .streams import MATCH_UNFILTERED, OFFSET_SPEC, STREAM_FILTER, ValueStage, descriptor_name
@@ -62,6 +62,7 @@ MESSAGE_SIZE_EXCEEDED = "amqp:link:message-size-exceeded"
 KEPT_OVERHEAD = 256      # bytes each kept message is counted for beyond its own
 ADDRESS_OVERHEAD = 1_024  # bytes each queue address is counted for
 CLOSE_GRACE = 5.0        # seconds a closed connection has to answer before it is cut
+VIEWS = 4_096            # message views kept for the readers that meet them next
 _BACKOFF = (0.001, 0.05)  # seconds between turns while every ready link waits for its socket
 
 
@@ -104,14 +105,14 @@ class Peer(FilteringSender, MessagingHandler):
         self._container: Any = None
         self._ready_links: dict[Any, None] = {}
         self._turn: Any = None
+        self._turn_delay = 0.0
         self._backoff = _BACKOFF[0]
         self._consumer_ids = 0
+        self._views: dict[Stored, Any] = {}
 
     def container(self) -> Container:
         """A container for this peer: polled I/O, a guarded listener, supervised."""
-        container = Container(Supervisor(self))
-        container.global_handler = PollingIO()
-        return container
+        return polling_container(Supervisor(self), written=self.written)
 
     # --- connections --------------------------------------------------------------------
 
@@ -418,15 +419,39 @@ class Peer(FilteringSender, MessagingHandler):
             self._container.schedule(delay, handler)
 
     def _schedule_turn(self, delay: float) -> None:
-        if self._turn is None and self._container is not None:
-            self._turn = self._container.schedule(delay, _Turn(self))
+        if self._container is None:
+            return
+        if self._turn is not None:
+            if delay > 0 or self._turn_delay == 0:
+                return
+            self._turn.cancel()   # a waiting turn brought forward
+        self._turn_delay = delay
+        self._turn = self._container.schedule(delay, _Turn(self))
+
+    def written(self, transport: Any) -> None:
+        """Bytes of ``transport`` went out: its waiting links go on now."""
+        if self._ready_links and self._turn_delay > 0:
+            self._backoff = _BACKOFF[0]
+            self._schedule_turn(0.0)
 
     def turn(self) -> None:
-        """One slice for every link with work, in order; the next turn at once
-        if any moved, later (backing off) while all wait for their sockets."""
+        """One slice for every link with work: first one delivery for each link
+        that has had none (a new reader does not wait for a round of the
+        others), then a slice each, round-robin (a link that sent goes to the back, so links a full buffer
+        stopped go first next time); the next turn at once if any moved, later
+        (backing off, or as soon as a socket takes bytes) while all wait."""
         self._turn = None
         moved = False
+        waiting = [link for link in self._ready_links if not self._has_delivered(link)]
+        for link in waiting:   # every new reader's first delivery, before anyone's slice
+            try:
+                moved = self._dispatch(link, first=True) != "blocked" or moved
+            except Exception:
+                LOG.exception("unexpected error while delivering; closing that connection")
+                self._fault(link)
         for link in list(self._ready_links):
+            consumer = self.consumers.get(link)
+            before = consumer.delivered if consumer is not None else 0
             try:
                 result = self._dispatch(link)
             except Exception:   # the supervisor's line, for work outside any event
@@ -435,10 +460,17 @@ class Peer(FilteringSender, MessagingHandler):
                 continue
             if result == "done":
                 self._ready_links.pop(link, None)
+            elif consumer is not None and consumer.delivered > before:
+                del self._ready_links[link]
+                self._ready_links[link] = None
             moved = moved or result != "blocked"
         if self._ready_links:
             self._backoff = _BACKOFF[0] if moved else min(self._backoff * 2, _BACKOFF[1])
             self._schedule_turn(0.0 if moved else self._backoff)
+
+    def _has_delivered(self, link: Any) -> bool:
+        consumer = self.consumers.get(link)
+        return consumer is None or consumer.delivered > 0
 
     def _fault(self, link: Any) -> None:
         self._ready_links.pop(link, None)
@@ -461,15 +493,17 @@ class Peer(FilteringSender, MessagingHandler):
                 return self.bounds.max_buffered
         return int(link.session.outgoing_bytes) + pending
 
-    def _dispatch(self, link: Any) -> str:
+    def _dispatch(self, link: Any, first: bool = False) -> str:
         """Deliver one slice to ``link``: "done" (no credit or nothing left),
-        "more" (the slice ended) or "blocked" (its session's buffer is full)."""
+        "more" (the slice ended) or "blocked" (its session's buffer is full).
+        ``first``: only until its first delivery."""
         consumer = self.consumers.get(link)
         if consumer is None or not link.state & Endpoint.LOCAL_ACTIVE:
             return "done"
         log = consumer.log
         receiving = self.filtex_connection_id(link.connection)
         left = self.bounds.dispatch_slice
+        wanted = consumer.delivered + 1 if first else None
         room = self.bounds.max_buffered - self._buffered(link)
         while link.credit:
             if room <= 0:
@@ -487,6 +521,8 @@ class Peer(FilteringSender, MessagingHandler):
                 consumer.skipped += 1
                 continue
             room -= self._send(link, consumer, offset, stored)
+            if consumer.delivered == wanted:
+                return "more"
         if link.drain_mode and link.credit and consumer.caught_up():
             link.drained()   # a draining receiver learns it has everything there is
         return "done"
@@ -513,8 +549,20 @@ class Peer(FilteringSender, MessagingHandler):
         consumer.delivered += 1
         return len(data)
 
+    def _view(self, stored: Stored) -> Any:
+        """The message's view, shared by the readers that meet it about the same
+        time (readers of one log move together, a slice at a time): each view
+        is made once, not once per reader. The newest ``VIEWS`` are kept."""
+        views = self._views
+        found = views.get(stored)
+        if found is None:
+            found = views[stored] = view(stored.data, stored.connection)
+            if len(views) > VIEWS:
+                del views[next(iter(views))]
+        return found
+
     def _passes(self, consumer: Consumer, stored: Stored, receiving: int, offset: int) -> bool:
-        message = view(stored.data, stored.connection)
+        message = self._view(stored)
         refused = consumer.values.refusal(message) if consumer.values is not None else None
         if refused is not None:
             self._skip(consumer, offset, refused)
