@@ -437,8 +437,8 @@ class Peer(FilteringSender, MessagingHandler):
     def turn(self) -> None:
         """One slice for every link with work: first one delivery for each link
         that has had none (a new reader does not wait for a round of the
-        others), then a slice each, round-robin (a link that sent goes to the back, so links a full buffer
-        stopped go first next time); the next turn at once if any moved, later
+        others), then a slice each, round-robin (a link that sent goes to the
+        back, so links a full buffer stopped go first next time); the next turn at once if any moved, later
         (backing off, or as soon as a socket takes bytes) while all wait."""
         self._turn = None
         moved = False
