@@ -438,8 +438,9 @@ class Peer(FilteringSender, MessagingHandler):
         """One slice for every link with work: first one delivery for each link
         that has had none (a new reader does not wait for a round of the
         others), then a slice each, round-robin (a link that sent goes to the
-        back, so links a full buffer stopped go first next time); the next turn at once if any moved, later
-        (backing off, or as soon as a socket takes bytes) while all wait."""
+        back, so links a full buffer stopped go first next time); the next
+        turn at once if any moved, later (backing off, or as soon as a socket
+        takes bytes) while all wait."""
         self._turn = None
         moved = False
         waiting = [link for link in self._ready_links if not self._has_delivered(link)]
