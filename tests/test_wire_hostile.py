@@ -354,7 +354,7 @@ def test_messages_sent_to_a_reader_that_never_read_them_go_back(peer):
 def rabbit(tmp_path_factory: pytest.TempPathFactory) -> Any:
     canary = _messages(tmp_path_factory.mktemp("rabbit") / "canary.jsonl", 10)
     with Peer("--stream", f"s={canary}", "--profile", "rabbitmq", "--header-timeout", "1",
-              "--max-connections", "4") as running:
+              "--max-connections", "4", "--max-links", "3") as running:
         running.baseline = running.rss()
         yield running
 
@@ -405,6 +405,19 @@ def test_connections_past_max_connections_are_refused_cleanly(rabbit):
     finally:
         for sock in silent:
             sock.close()
+    _rabbit_check(rabbit)
+
+
+def test_links_past_max_links_on_a_connection_are_refused(rabbit):
+    client = raw.RawClient(rabbit.address)
+    try:
+        client.start()
+        client.send(*[raw.attach_receiver(f"l{i}", i, "s") for i in range(4)])
+        answers = [client.until(raw.ATTACH) for _ in range(4)]
+        assert [a[5] is None for a in answers] == [False, False, False, True]   # null source
+        assert raw.condition_name(client.until(raw.DETACH), 2) == "amqp:resource-limit-exceeded"
+    finally:
+        client.close()
     _rabbit_check(rabbit)
 
 
