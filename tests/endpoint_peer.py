@@ -235,3 +235,19 @@ def consume(address: str, links: list[Link], **options: Any) -> list[Link]:
     """Open ``links`` on one connection to ``address`` (HOST:PORT) and drain them."""
     run(Consumer(address, links, **options))
     return links
+
+
+class Stopper:
+    """Stops a container from its own thread once ``stop`` is set: a
+    container's ``stop()`` called from another thread waits out the reactor's
+    3-second poll."""
+
+    def __init__(self, container: Any) -> None:
+        self.container, self.stop = container, threading.Event()
+        container.schedule(0.05, self)
+
+    def on_timer_task(self, event: Any) -> None:
+        if self.stop.is_set():
+            self.container.stop()
+        else:
+            self.container.schedule(0.05, self)

@@ -28,7 +28,7 @@ from filtex.endpoint.serve import Peer as InProcessPeer
 from filtex.endpoint.serve import annotated
 
 from conformance_cases import load_cases
-from endpoint_peer import Link, Peer, consume, run
+from endpoint_peer import Link, Peer, Stopper, consume, run
 
 SQL = symbol("amqp:sql-filter")
 SELECTOR = symbol("apache.org:selector-filter:string")
@@ -574,6 +574,7 @@ def test_hostile_clients_leave_the_peer_up_and_bounded(tmp_path):
     bound: list[int] = []
     peer.ready = lambda host, port: (bound.append(port), ready.set())
     container = Container(peer)
+    stopper = Stopper(container)
     thread = threading.Thread(target=container.run, daemon=True)
     thread.start()
     assert ready.wait(60)
@@ -604,7 +605,7 @@ def test_hostile_clients_leave_the_peer_up_and_bounded(tmp_path):
         idle.stop.set()
         idle_thread.join(60)
     finally:
-        container.stop()
+        stopper.stop.set()
         thread.join(60)
     assert len(peer.consumers) <= 1   # the idle receiver's, if its detach was not read
 

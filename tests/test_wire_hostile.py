@@ -22,7 +22,7 @@ from proton.handlers import MessagingHandler
 from proton.reactor import Filter, Selector
 
 import raw_amqp as raw
-from endpoint_peer import Link, Peer, consume, run
+from endpoint_peer import Link, Peer, Stopper, consume, run
 
 SQL = symbol("amqp:sql-filter")
 CANARY = Filter({symbol("f"): Described(SQL, "n >= 5")})
@@ -446,6 +446,7 @@ def test_an_unexpected_error_closes_its_connection_only(tmp_path, caplog):
     faulty = Faulty("127.0.0.1:0", streams={"s": stream, "boom": stream},
                     ready=lambda host, port: (ports.append(port), ready.set()))
     container = faulty.container()
+    stopper = Stopper(container)
     thread = threading.Thread(target=container.run, daemon=True)
     with caplog.at_level("ERROR", logger="filtex.serve"):
         thread.start()
@@ -455,7 +456,7 @@ def test_an_unexpected_error_closes_its_connection_only(tmp_path, caplog):
         assert boom.condition is not None and boom.condition.name == "amqp:internal-error"
         [after] = consume(address, [Link("s", CANARY)])
         assert after.tags == [str(i) for i in range(5, 10)]
-        container.stop()
+        stopper.stop.set()
         thread.join(60)
     assert not thread.is_alive()
     faults = [r for r in caplog.records if "unexpected error" in r.getMessage()]
