@@ -98,7 +98,8 @@ class Peer(FilteringSender, MessagingHandler):
         self.consumers: dict[Any, Consumer] = {}
         self.receivers: dict[Any, str] = {}        # receiving link -> its address
         self.links: dict[int, set[Any]] = {}        # connection id -> its open links
-        self.connections: dict[int, Any] = {}       # connection id -> connection, while bound
+        self.connections: dict[int, Any] = {}       # connection id -> connection, while served
+        self.bound: dict[int, Any] = {}             # every connection until its socket closes
         self.stored_bytes = 0
         self.acceptor: Any = None
         self.port: int | None = None
@@ -131,7 +132,8 @@ class Peer(FilteringSender, MessagingHandler):
         transport.max_frame_size = self.bounds.max_frame
         transport.idle_timeout = self.bounds.idle_timeout
         ident = self.filtex_connection_id(connection)
-        self._schedule(self.bounds.header_timeout, _Deadline(self, connection, "open"))
+        self.bound[ident] = connection
+        self._schedule(self.bounds.header_timeout, _Deadline(self, ident, "open"))
         if len(self.connections) >= self.bounds.max_connections:
             LOG.warning("connection %d refused: %d connections open (max_connections)",
                         ident, len(self.connections))
@@ -144,6 +146,10 @@ class Peer(FilteringSender, MessagingHandler):
         self.connections[ident] = connection
 
     def on_connection_opening(self, event: Any) -> None:
+        # proton's acceptor leaves an accepted connection's container-id empty
+        # (core 2.7.1 requires one): the peer's own
+        if self._container is not None:
+            event.connection.container = self._container.container_id
         if self.rules.connection_properties:
             from proton import symbol
             event.connection.properties = {
@@ -159,15 +165,23 @@ class Peer(FilteringSender, MessagingHandler):
             event.connection.close()
 
     def on_disconnected(self, event: Any) -> None:
-        self._forget(event.connection)
+        self._unbind(event.connection)
 
     def on_transport_closed(self, event: Any) -> None:
-        self._forget(event.connection)
+        self._unbind(event.connection)
+
+    def _unbind(self, connection: Any) -> None:
+        """``connection``'s socket is closed: nothing of it is kept any more
+        (a pending deadline finds it gone)."""
+        if connection is not None:
+            self._forget(connection)
+            self.bound.pop(self.filtex_connection_id(connection), None)
 
     def on_fault(self, connection: Any) -> None:
         """The supervisor closes ``connection`` after an unexpected error."""
         self._forget(connection)
-        self._schedule(CLOSE_GRACE, _Deadline(self, connection, "close"))
+        self._schedule(CLOSE_GRACE, _Deadline(self, self.filtex_connection_id(connection),
+                                              "close"))
 
     def _forget(self, connection: Any) -> None:
         """Everything kept for ``connection``: its readers' unsettled queue
@@ -405,11 +419,13 @@ class Peer(FilteringSender, MessagingHandler):
             self._wake(link, now=True)
 
     def _wake(self, link: Any, now: bool = False) -> None:
-        """``link`` may have work: one slice now (an attach's first deliveries
-        do not wait for a turn), the rest in turns."""
+        """``link`` may have work: ``now``, a new reader's first delivery (or a
+        known reader's slice) at once, without waiting for a turn; the rest in
+        turns, so that readers granting credit together each get their first
+        message before any of them gets a whole slice."""
         if link not in self.consumers:
             return
-        if now and self._dispatch(link) == "done":
+        if now and self._dispatch(link, first=not self._has_delivered(link)) == "done":
             return
         self._ready_links[link] = None
         self._schedule_turn(0.0)
@@ -591,13 +607,17 @@ class _Turn:
 
 class _Deadline:
     """Cut a connection that has not opened (``"open"``) or not finished
-    closing (``"close"``) when its time is up."""
+    closing (``"close"``) when its time is up. It holds the connection's id,
+    not the connection: a connection gone before its deadline is freed at once
+    with everything it held, not kept until the timer fires."""
 
-    def __init__(self, peer: Peer, connection: Any, waiting_for: str) -> None:
-        self.peer, self.connection, self.waiting_for = peer, connection, waiting_for
+    def __init__(self, peer: Peer, ident: int, waiting_for: str) -> None:
+        self.peer, self.ident, self.waiting_for = peer, ident, waiting_for
 
     def on_timer_task(self, event: Any) -> None:
-        connection = self.connection
+        connection = self.peer.bound.get(self.ident)
+        if connection is None:
+            return
         transport = connection.transport
         if transport is None or transport.closed:
             return
