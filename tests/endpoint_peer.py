@@ -251,3 +251,52 @@ class Stopper:
             self.container.stop()
         else:
             self.container.schedule(0.05, self)
+
+
+class Sender(MessagingHandler):  # type: ignore[misc]
+    """Send ``bodies`` (raw bytes, or Messages) to ``address``; record each outcome."""
+
+    def __init__(self, url: str, bodies: list[Any]) -> None:
+        super().__init__()
+        self.url, self.bodies = url, list(bodies)
+        self.outcomes: list[tuple[Any, Any]] = []
+        self.link_condition: Any = None
+
+    def on_start(self, event: Any) -> None:
+        event.container.create_sender(self.url)
+
+    def on_sendable(self, event: Any) -> None:
+        while event.sender.credit and self.bodies:
+            body = self.bodies.pop(0)
+            if isinstance(body, bytes):
+                delivery = event.sender.delivery(str(len(self.bodies)).encode())
+                event.sender.stream(body)
+                event.sender.advance()
+            else:
+                delivery = event.sender.send(body)
+            delivery.sent_body = body
+
+    def _settled(self, event: Any) -> None:
+        self.outcomes.append((event.delivery.remote_state, event.delivery.remote.condition))
+        if not self.bodies and len(self.outcomes) >= self.total:
+            event.connection.close()
+
+    def on_accepted(self, event: Any) -> None:
+        self._settled(event)
+
+    def on_rejected(self, event: Any) -> None:
+        self._settled(event)
+
+    def on_released(self, event: Any) -> None:
+        self._settled(event)
+
+    def on_link_error(self, event: Any) -> None:
+        self.link_condition = event.link.remote_condition
+        event.connection.close()
+
+
+def send(url: str, bodies: list[Any]) -> Sender:
+    """Send ``bodies`` to ``url`` (HOST:PORT/ADDRESS); the sender, with every outcome."""
+    sender = Sender(url, bodies)
+    sender.total = len(bodies)
+    return run(sender)

@@ -123,6 +123,22 @@ def flow_frame(handle: int, credit: int) -> bytes:
                         uint(0), uint(credit))
 
 
+def detach_frame(handle: int, closed: bool = True) -> bytes:
+    return performative(DETACH, uint(handle), boolean(closed))
+
+
+def end_frame() -> bytes:
+    return performative(END)
+
+
+def transfer_frame(handle: int, delivery_id: int, tag: bytes, payload: bytes,
+                   more: bool = False) -> bytes:
+    """An unsettled transfer of a message (``more``: a part, more to come)."""
+    return performative(TRANSFER, uint(handle), uint(delivery_id),
+                        b"\xa0" + bytes([len(tag)]) + tag, uint(0), boolean(False),
+                        boolean(more), payload=payload)
+
+
 def sql_set(text: bytes | str, key: bytes | str = "f") -> bytes:
     return map32(sym(key), described(0x120, string(text)))
 

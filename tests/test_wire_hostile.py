@@ -22,7 +22,7 @@ from proton.handlers import MessagingHandler
 from proton.reactor import Filter, Selector
 
 import raw_amqp as raw
-from endpoint_peer import Link, Peer, Stopper, consume, run
+from endpoint_peer import Link, Peer, Stopper, consume, run, send
 
 SQL = symbol("amqp:sql-filter")
 CANARY = Filter({symbol("f"): Described(SQL, "n >= 5")})
@@ -202,54 +202,6 @@ def test_readers_that_grant_credit_and_never_read_hold_only_their_buffers(peer):
     _check(peer)
 
 
-class _Sender(MessagingHandler):  # type: ignore[misc]
-    """Send ``bodies`` (raw bytes, or Messages) to ``address``; record each outcome."""
-
-    def __init__(self, url: str, bodies: list[Any]) -> None:
-        super().__init__()
-        self.url, self.bodies = url, list(bodies)
-        self.outcomes: list[tuple[Any, Any]] = []
-        self.link_condition: Any = None
-
-    def on_start(self, event: Any) -> None:
-        event.container.create_sender(self.url)
-
-    def on_sendable(self, event: Any) -> None:
-        while event.sender.credit and self.bodies:
-            body = self.bodies.pop(0)
-            if isinstance(body, bytes):
-                delivery = event.sender.delivery(str(len(self.bodies)).encode())
-                event.sender.stream(body)
-                event.sender.advance()
-            else:
-                delivery = event.sender.send(body)
-            delivery.sent_body = body
-
-    def _settled(self, event: Any) -> None:
-        self.outcomes.append((event.delivery.remote_state, event.delivery.remote.condition))
-        if not self.bodies and len(self.outcomes) >= self.total:
-            event.connection.close()
-
-    def on_accepted(self, event: Any) -> None:
-        self._settled(event)
-
-    def on_rejected(self, event: Any) -> None:
-        self._settled(event)
-
-    def on_released(self, event: Any) -> None:
-        self._settled(event)
-
-    def on_link_error(self, event: Any) -> None:
-        self.link_condition = event.link.remote_condition
-        event.connection.close()
-
-
-def send(url: str, bodies: list[Any]) -> _Sender:
-    sender = _Sender(url, bodies)
-    sender.total = len(bodies)
-    return run(sender)
-
-
 def test_a_message_over_max_message_size_detaches_its_link(peer):
     """Three times over, each from a new connection: what arrived of each
     message (16 MiB, the limit) is freed with its connection, not kept for the
@@ -261,6 +213,32 @@ def test_a_message_over_max_message_size_detaches_its_link(peer):
         assert sender.link_condition is not None
         assert sender.link_condition.name == "amqp:link:message-size-exceeded"
     assert peer.rss() - before < 24 * MIB, (peer.rss() - before) >> 20
+    _check(peer)
+
+
+def test_unfinished_messages_are_bounded_per_connection(peer):
+    """24 links of one connection each start a message and never finish it: the
+    old peer held 8 MB for each (max_message_size each, max_links of them on a
+    connection). Unfinished messages may hold max_message_size on a connection:
+    the link that goes over is detached with resource-limit-exceeded."""
+    before = peer.rss()
+    client = raw.RawClient(peer.address)
+    try:
+        client.start(max_frame=1 << 20)
+        client.send(*[raw.attach_sender(f"w{i}", i, f"q-partial-{i}") for i in range(24)])
+        start = b"\x00\x53\x75\xb0" + struct.pack(">I", 64 * MIB)   # a data section's head
+        detached = []
+        for i in range(24):
+            client.send(raw.transfer_frame(i, i, b"t", start, more=True), *[
+                raw.transfer_frame(i, i, b"t", b"x" * 1_000_000, more=True) for _ in range(3)])
+        while len(detached) < 24 - 5:
+            code, fields, _ = client.read()
+            if code == raw.DETACH:
+                detached.append(raw.condition_name(fields, 2))
+        assert set(detached) == {"amqp:resource-limit-exceeded"}
+        assert peer.rss() - before < 40 * MIB, (peer.rss() - before) >> 20
+    finally:
+        client.close()
     _check(peer)
 
 
@@ -354,6 +332,72 @@ def test_messages_sent_to_a_reader_that_never_read_them_go_back(peer):
     again = run(_Settler(url, {}, 5))
     assert again.got == [(n, 1) for n in range(5)]
     _check(peer)
+
+
+def test_a_delivery_count_of_the_wrong_type_is_redelivered_not_fatal(peer):
+    """A header whose delivery-count is a negative smallint: the old peer failed
+    to rewrite it for its redelivery, closed each reader's connection with
+    internal-error and lost the message (its bytes still counted)."""
+    header = b"\x00\x53\x70" + raw.items(raw.null(), raw.null(), raw.null(), raw.null(),
+                                         b"\x54\xfb")
+    body = b"\x00\x53\x74" + raw.map32(raw.string("n"), raw.uint(7))
+    sender = raw.RawClient(peer.address)
+    sender.start()
+    sender.send(raw.attach_sender("w", 0, "q-count"))
+    sender.until(raw.FLOW)
+    sender.send(raw.transfer_frame(0, 0, b"t", header + body))
+    sender.until(raw.DISPOSITION)
+    sender.close()
+    reader = raw.RawClient(peer.address)
+    reader.start()
+    reader.send(raw.attach_receiver("r", 0, "q-count"), raw.flow_frame(0, 10))
+    reader.until(raw.TRANSFER)
+    reader.close()   # unsettled: back in the queue, to be delivered again
+    again = run(_Settler(peer.url("q-count"), {}, 1))
+    assert again.got == [(7, 1)]
+    _check(peer)
+
+
+@pytest.mark.parametrize("leave", ["detach without closing", "end of session"])
+def test_a_reader_that_detaches_without_closing_gives_its_messages_back(peer, leave):
+    """A detach with closed=false (or an end of the session without one) left
+    the old peer sending to a link no one read, holding the queue's messages
+    until the connection closed."""
+    address = "q-" + leave.replace(" ", "-")
+    send(peer.url(address), [Message(properties={"n": n}, body="m") for n in range(3)])
+    ghost = raw.RawClient(peer.address)
+    ghost.start()
+    ghost.send(raw.attach_receiver("ghost", 0, address), raw.flow_frame(0, 100))
+    for _ in range(3):
+        ghost.until(raw.TRANSFER)
+    if leave == "end of session":
+        ghost.send(raw.end_frame())
+        ghost.until(raw.END)
+    else:
+        ghost.send(raw.detach_frame(0, closed=False))
+        ghost.until(raw.DETACH)
+    again = run(_Settler(peer.url(address), {}, 3))   # while the ghost stays connected
+    ghost.close()
+    assert again.got == [(n, 1) for n in range(3)]
+    _check(peer)
+
+
+def test_views_of_settled_messages_are_not_kept(tmp_path):
+    """The old peer kept its last 4,096 message views, and with them the bytes
+    of queue messages long accepted: 4 MiB messages made it grow by their size
+    for every round (24 MiB a round)."""
+    with Peer("--max-queue-bytes", str(64 * MIB), "--max-stored-bytes",
+              str(64 * MIB)) as big:
+        after = []
+        for _ in range(5):
+            send(big.url("q"), [Message(properties={"n": n}, body=b"x" * (4 * MIB))
+                                for n in range(6)])
+            run(_Settler(big.url("q"), {}, 6))
+            after.append(big.rss())
+        # the first round sets the high-water mark (queue, views, proton's buffers);
+        # the next four add nothing (the old peer: 24 MiB each)
+        assert after[-1] - after[0] < 24 * MIB, [(a - after[0]) >> 20 for a in after]
+        assert big.alive() and "Traceback" not in big.log()
 
 
 # --- the rabbitmq profile: a stream any client may append to ----------------------------

@@ -91,6 +91,7 @@ def redelivered(data: bytes, failures: int) -> bytes:
         if type(value) is list:
             fields[:len(value[:5])] = value[:5]
     count = fields[4] if isinstance(fields[4], int) and not isinstance(fields[4], bool) else 0
+    count = min(max(int(count), 0), _UINT_MAX)   # a count of the wrong type may be negative
     fields[3] = False
     fields[4] = uint(min(int(count) + failures, _UINT_MAX))
     encoded = Data()

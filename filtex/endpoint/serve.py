@@ -63,6 +63,7 @@ KEPT_OVERHEAD = 256      # bytes each kept message is counted for beyond its own
 ADDRESS_OVERHEAD = 1_024  # bytes each queue address is counted for
 CLOSE_GRACE = 5.0        # seconds a closed connection has to answer before it is cut
 VIEWS = 4_096            # message views kept for the readers that meet them next
+VIEW_BYTES = 16 << 20    # bytes of messages those views hold at most
 _BACKOFF = (0.001, 0.05)  # seconds between turns while every ready link waits for its socket
 
 
@@ -110,6 +111,11 @@ class Peer(FilteringSender, MessagingHandler):
         self._backoff = _BACKOFF[0]
         self._consumer_ids = 0
         self._views: dict[Stored, Any] = {}
+        self._view_bytes = 0
+        # messages still arriving: link -> (its connection's id, bytes so far)
+        self._partial: dict[Any, tuple[int, int]] = {}
+        self._partial_bytes = 0
+        self._partial_by_connection: dict[int, int] = {}
 
     def container(self) -> Container:
         """A container for this peer: polled I/O, a guarded listener, supervised."""
@@ -286,8 +292,31 @@ class Peer(FilteringSender, MessagingHandler):
     def on_link_error(self, event: Any) -> None:
         self._drop_link(event.link)
 
+    def on_link_remote_detach(self, event: Any) -> None:
+        """A detach that does not close the link (core 2.6.3: it may be
+        resumed): the peer resumes nothing, so the link ends here as if closed:
+        its reader's unsettled messages go back and the peer detaches too."""
+        link = event.link
+        self._drop_link(link)
+        if not link.state & Endpoint.LOCAL_CLOSED:
+            link.detach()
+
+    def on_session_closing(self, event: Any) -> None:
+        self._drop_session(event.session)
+
+    def on_session_error(self, event: Any) -> None:
+        self._drop_session(event.session)
+
+    def _drop_session(self, session: Any) -> None:
+        """A session ended by the client, with or without detaching its links:
+        each of its links is dropped as if it had detached."""
+        ident = self.filtex_connection_id(session.connection)
+        for link in [k for k in self.links.get(ident, ()) if k.session == session]:
+            self._drop_link(link)
+
     def _drop_link(self, link: Any) -> None:
         """A link gone: its reader's unsettled queue messages go back, unsettled."""
+        self._arrived(link)
         self.receivers.pop(link, None)
         self._ready_links.pop(link, None)
         links = self.links.get(self.filtex_connection_id(link.connection))
@@ -312,13 +341,18 @@ class Peer(FilteringSender, MessagingHandler):
             self._outcome(link, delivery)
             return
         if delivery.aborted:
+            self._arrived(link)
             delivery.settle()
             return
         if delivery.pending > self.bounds.max_message_size:
-            self._too_large(link, delivery)
+            self._too_large(link, delivery, MESSAGE_SIZE_EXCEEDED, f"a message is larger than "
+                            f"the link's max-message-size of "
+                            f"{self.bounds.max_message_size:,} bytes")
             return
         if not delivery.readable or delivery.partial:
+            self._arriving(link, delivery)
             return
+        self._arrived(link)
         data = link.recv(delivery.pending) or b""   # proton reads an empty payload as None
         link.advance()
         address = self.receivers.get(link)
@@ -341,15 +375,46 @@ class Peer(FilteringSender, MessagingHandler):
         delivery.settle()
         link.flow(1)
 
-    def _too_large(self, link: Any, delivery: Any) -> None:
-        size = self.bounds.max_message_size
-        LOG.info("message on %s over max_message_size (%d bytes): link detached",
-                 shown(lambda: link.name), size)
+    def _arriving(self, link: Any, delivery: Any) -> None:
+        """Count the bytes of a message still arriving on ``link`` (a link has
+        at most one): unfinished messages may hold ``max_message_size`` bytes
+        on one connection and ``max_stored_bytes`` in all, else the link that
+        went over is detached with amqp:resource-limit-exceeded."""
+        ident = self.filtex_connection_id(link.connection)
+        _, before = self._partial.get(link, (ident, 0))
+        grown = delivery.pending - before
+        self._partial[link] = (ident, delivery.pending)
+        self._partial_bytes += grown
+        on_connection = self._partial_by_connection.get(ident, 0) + grown
+        self._partial_by_connection[ident] = on_connection
+        if on_connection > self.bounds.max_message_size:
+            self._too_large(link, delivery, RESOURCE_LIMIT,
+                            f"{on_connection:,} bytes of unfinished messages on this "
+                            f"connection (limit max_message_size = "
+                            f"{self.bounds.max_message_size:,})")
+        elif self._partial_bytes > self.bounds.max_stored_bytes:
+            self._too_large(link, delivery, RESOURCE_LIMIT,
+                            f"the peer is receiving {self._partial_bytes:,} bytes of unfinished "
+                            f"messages (limit max_stored_bytes = "
+                            f"{self.bounds.max_stored_bytes:,})")
+
+    def _arrived(self, link: Any) -> None:
+        """``link``'s message arrived whole, was aborted, or the link is gone."""
+        found = self._partial.pop(link, None)
+        if found is None:
+            return
+        ident, size = found
+        self._partial_bytes -= size
+        left = self._partial_by_connection.pop(ident, 0) - size
+        if left > 0:
+            self._partial_by_connection[ident] = left
+
+    def _too_large(self, link: Any, delivery: Any, condition: str, why: str) -> None:
+        LOG.info("message on %s too large: %s; link detached", shown(lambda: link.name), why)
         link.recv(delivery.pending)   # what arrived so far is let go
         delivery.settle()
         if not link.state & Endpoint.LOCAL_CLOSED:
-            link.condition = Condition(MESSAGE_SIZE_EXCEEDED, f"a message is larger than "
-                                       f"the link's max-message-size of {size:,} bytes")
+            link.condition = Condition(condition, why)
             link.close()
         self._drop_link(link)
 
@@ -374,9 +439,12 @@ class Peer(FilteringSender, MessagingHandler):
         return None
 
     def _release_bytes(self, log: Log, stored: Stored) -> None:
+        """A queue's message gone (settled): its bytes are no longer counted,
+        nor kept in a view."""
         cost = len(stored.data) + KEPT_OVERHEAD
         log.bytes -= cost
         self.stored_bytes -= cost
+        self._forget_view(stored)
 
     # --- outcomes -----------------------------------------------------------------------
 
@@ -551,9 +619,9 @@ class Peer(FilteringSender, MessagingHandler):
             if self.rules.stream_offsets:
                 data = annotated(data, offset)
         else:
-            log.take(offset)
-            if stored.failures:
+            if stored.failures:   # rewritten before it is taken: a failure loses nothing
                 data = redelivered(data, stored.failures)
+            log.take(offset)
         delivery = link.delivery(str(offset).encode())
         link.send(data)
         link.advance()
@@ -569,14 +637,22 @@ class Peer(FilteringSender, MessagingHandler):
     def _view(self, stored: Stored) -> Any:
         """The message's view, shared by the readers that meet it about the same
         time (readers of one log move together, a slice at a time): each view
-        is made once, not once per reader. The newest ``VIEWS`` are kept."""
+        is made once, not once per reader. The newest ``VIEWS`` are kept, of
+        ``VIEW_BYTES`` of messages at most (a view holds its message's bytes:
+        the cache must not keep what the queues let go)."""
         views = self._views
         found = views.get(stored)
         if found is None:
             found = views[stored] = view(stored.data, stored.connection)
-            if len(views) > VIEWS:
+            self._view_bytes += len(stored.data)
+            while len(views) > VIEWS or (self._view_bytes > VIEW_BYTES and len(views) > 1):
+                self._view_bytes -= len(next(iter(views)).data)
                 del views[next(iter(views))]
         return found
+
+    def _forget_view(self, stored: Stored) -> None:
+        if self._views.pop(stored, None) is not None:
+            self._view_bytes -= len(stored.data)
 
     def _passes(self, consumer: Consumer, stored: Stored, receiving: int, offset: int) -> bool:
         message = self._view(stored)
