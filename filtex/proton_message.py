@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from proton import symbol, timestamp, ubyte, uint
+from proton import symbol, timestamp, ubyte, uint, ulong
 
 from .errors import EvaluationFailure
 from .message import EMPTY, FieldSection
@@ -152,11 +152,27 @@ def _amqp_sequence(m: Any) -> Any:
     return m.body if m.inferred and type(m.body) is list else None
 
 
+def _keyed(attribute: str, key_types: tuple[type, ...], what: str) -> Any:
+    """A map section whose keys must be of ``key_types``: proton decodes any key
+    (a null one too), where the encoded view finds such a section malformed,
+    so the proton form fails the same reads."""
+    def read(m: Any) -> Any:
+        value = getattr(m, attribute) or EMPTY
+        for key in value:
+            if type(key) not in key_types:
+                raise EvaluationFailure(
+                    f"malformed message: {what} key {key!r:.60} is not a "
+                    + " or ".join(t.__name__ for t in key_types))
+        return value
+    return read
+
+
 _READERS = {
     "_filtex_header": _header, "_filtex_properties": _properties,
-    "_filtex_delivery_annotations": lambda m: m.instructions or EMPTY,
-    "_filtex_message_annotations": lambda m: m.annotations or EMPTY,
-    "_filtex_application_properties": lambda m: m.properties or EMPTY,
+    "_filtex_delivery_annotations": _keyed("instructions", (symbol, ulong),
+                                           "delivery-annotations"),
+    "_filtex_message_annotations": _keyed("annotations", (symbol, ulong), "message-annotations"),
+    "_filtex_application_properties": _keyed("properties", (str,), "application-properties"),
     "_filtex_footer": lambda m: EMPTY,
     "_filtex_amqp_value": _amqp_value, "_filtex_amqp_sequence": _amqp_sequence}
 

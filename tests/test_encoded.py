@@ -172,6 +172,24 @@ def test_proton_defaults_read_as_absent_and_bytes_stay_exact(field):
         _proton(explicit)) is False
 
 
+@pytest.mark.parametrize("section,encoded,sql", [
+    ("message annotations", b"\x00\x53\x72\xd1\x00\x00\x00\x0b\x00\x00\x00\x04"
+                            b"\xa3\x01kU\x02@@", "m.k = 2"),
+    ("delivery annotations", b"\x00\x53\x71\xd1\x00\x00\x00\x08\x00\x00\x00\x02"
+                             b"\x55\x01\x55\x02", "EXISTS(d.k)")])
+def test_keys_of_the_wrong_type_are_malformed_in_the_proton_form_too(section, encoded, sql):
+    """proton decodes an annotation key of any type (null, a ubyte); the
+    encoded view finds such a section malformed, and the proton form fails the
+    same reads. (An application property's name that is no string, proton
+    refuses to decode.)"""
+    f = filtex.compile_sql(sql)
+    received = _proton(encoded)
+    for form in (encoded, received, bytes(received.encode())):
+        outcome = f.outcome(form)
+        assert outcome.result is None and "malformed message" in (outcome.reason or ""), \
+            (section, form, outcome)
+
+
 def test_proton_times_are_exact_milliseconds():
     m = proton.Message(creation_time=1700000000.123, ttl=0.5)
     view = ProtonMessage(m)
