@@ -11,7 +11,9 @@ table). Together they bound the peer's memory:
   ``max_stored_bytes`` in all (the streams served from files are not counted:
   the operator chose them);
 * being received: ``max_message_size`` per message, announced on every link
-  the peer receives on (core 2.7.3), and ``max_frame`` per frame;
+  the peer receives on (core 2.7.3), and for the unfinished messages of one
+  connection together, ``max_stored_bytes`` for all of them, and
+  ``max_frame`` per frame;
 * connections and links: ``max_connections``, ``max_links`` per connection;
   a connection that opens nothing is cut after ``header_timeout`` seconds and
   one that goes quiet after ``idle_timeout`` (announced on its open, core 2.4.5).
