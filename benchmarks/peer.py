@@ -38,7 +38,8 @@ rabbitmq (RabbitMQ 4.2's values: numbers, booleans and byte strings):
     ``LIKE`` on a number or boolean is NULL; on a binary with ``_`` or two ``%``, a binary
     that is no UTF-8 is NULL; a non-boolean condition is NULL.
   - arithmetic: integers exactly, else in double; a non-finite result is NULL (badarith).
-  - header.priority is absent: 4.
+  - header.priority: the header's, else the ``x-basic-priority`` message annotation (but a
+    boolean or null), else 4.
 
 ``check_twins`` (run here before timing, and by ``tests/test_peer_twins.py``) compares each
 twin with ``filtex.compile_sql(text, dialect).evaluate`` message by message, three-valued,
@@ -434,10 +435,15 @@ def rabbitmq_equality(m: Any) -> bool | None:
     return _erlang_equals(v, "blue", b"blue")
 
 
+_BASIC_PRIORITY = symbol("x-basic-priority")
+
+
 def rabbitmq_priority_and(m: Any) -> bool | None:
     p = m._filtex_header.get("priority")
     if p is None:
-        return False                          # priority 4 > 4
+        p = m._filtex_message_annotations.get(_BASIC_PRIORITY)
+        if p is None or p is True or p is False:
+            return False                      # priority 4 > 4
     unknown = False
     if type(p) in _ERLANG_INTS:
         if p <= 4:
@@ -490,19 +496,24 @@ def rabbitmq_like_prefix(m: Any) -> bool | None:
     return None                               # LIKE on a number or boolean; dropped
 
 
+def _pcre_in(needle: str, text: str) -> bool:
+    """'%needle%' as RabbitMQ's regex reads it: no line feed but a final one."""
+    return needle in text and ("\n" not in text or text.index("\n") == len(text) - 1)
+
+
 def rabbitmq_like_2pct(m: Any) -> bool | None:
     v = m._filtex_application_properties.get("customer")
     if type(v) in _STRS:
-        return "test" in v
+        return _pcre_in("test", v)
     if v is None:
         return None
     x = _erlang_value(v)
     c = type(x)
     if c is str:
-        return "test" in x
+        return _pcre_in("test", x)
     if c is bytes:                            # two %: the binary must be UTF-8 text
         try:
-            return "test" in x.decode("utf-8")
+            return _pcre_in("test", x.decode("utf-8"))
         except UnicodeDecodeError:
             return None
     return None

@@ -73,3 +73,24 @@ def test_pathological_patterns_stay_linear(pattern):
         message = filtex.Message(application_properties={"s": "a" * n})
         return lambda: flt.evaluate(message)
     assert growth(operation, 20_000) < 30
+
+
+def test_rabbitmq_match_limit_counts_as_erlangs_pcre():
+    """RabbitMQ's regex LIKE gives FALSE when PCRE hits its match limit: the
+    count of PCRE's calls for a pattern that matches, checked on vectors
+    recorded from Erlang/OTP 25's re:run with small limits
+    (400 patterns with two or more % or a _, each at 6 limits)."""
+    import json
+    from pathlib import Path
+
+    from filtex.dialects.rabbitmq import within_match_limit
+    from filtex.runtime.patterns import segments_of
+    vectors = json.loads((Path(__file__).parent / "like_limit_vectors.json").read_text())
+    checked = misses = 0
+    for case in vectors:
+        segments = segments_of(case["pattern"], None)
+        for limit, answer in zip(case["limits"], case["erlang"]):
+            checked += 1
+            misses += within_match_limit(segments, case["subject"], limit) != (answer == "m")
+    assert checked == 2_400 and misses == 0, misses
+    assert any("n" in case["erlang"] for case in vectors)   # limits that bite

@@ -87,7 +87,8 @@ def test_comparison_with_null(text, dialect, fragment, column):
 
 @pytest.mark.parametrize("text, dialect, outcome", [
     ("h.priority = 'high'", "amqp", "always unknown"),
-    ("h.priority = 'high'", "rabbitmq", "always false"),
+    # (rabbitmq's h.priority may be a string: the x-basic-priority annotation's)
+    ("p.group_sequence = 'high'", "rabbitmq", "always false"),
     ("p.subject > 5", "amqp", "always unknown"),
     ("h.durable = 1", "amqp", "always unknown"),
     ("p.creation_time > 'yesterday'", "amqp", "always unknown"),
@@ -111,7 +112,8 @@ def test_type_warning_points_at_the_constant():
 def test_like_on_a_field_that_is_never_a_string():
     warning = only("p.[creation-time] LIKE 'x%'")
     assert "always unknown" in warning.message and "LIKE reads strings" in warning.message
-    assert "LIKE reads strings" in only("h.priority NOT LIKE 'x%'", "rabbitmq").message
+    assert "LIKE reads strings" in only("p.group_sequence NOT LIKE 'x%'", "rabbitmq").message
+    assert warnings("h.priority NOT LIKE 'x%'", "rabbitmq") == []   # may be the annotation's
 
 
 @pytest.mark.parametrize("text", [

@@ -222,15 +222,20 @@ TABLE = [
     (DIALECTS, "n > 5", {"n": 3}, {}, N),
     (["amqp", "jms"], "n BETWEEN 5 AND 9", {"n": 7}, {}, E),
     (["amqp", "jms"], "n > 9007199254740993", {"n": 2**60}, {}, E),   # not indexed
-    (DIALECTS, "{prio} > 3", {}, {}, V),                            # absent: 4 by default
-    (DIALECTS, "{prio} > 3", {}, {"priority": ubyte(2)}, N),
+    (["amqp", "jms"], "{prio} > 3", {}, {}, V),                     # absent: 4 by default
+    (["amqp", "jms"], "{prio} > 3", {}, {"priority": ubyte(2)}, N),
+    # rabbitmq reads h.priority from the header, else an annotation, else 4: not
+    # one field, so no gate: evaluated, with its own answer
+    (["rabbitmq"], "{prio} > 3", {}, {}, E),
+    (["rabbitmq"], "{prio} > 3", {}, {"priority": ubyte(2)}, E),
     (DIALECTS, "s = 'a' AND n > 5", {"s": "a", "n": 7}, {}, E),
     (DIALECTS, "s = 'a' OR n > 5", {"s": "a", "n": 2}, {}, V),
     (DIALECTS, "s = 'a' OR n > 5", {"s": "a"}, {}, V),             # n absent: NULL
     (DIALECTS, "s = 'a' OR n > 5", {"s": "a", "n": "x"}, {}, E),   # amqp: a failure
     (DIALECTS, "s = 'a' OR n > 5", {"s": "a", "n": Decimal("1")}, {}, E),
     (DIALECTS, "s = 'a' OR n > 5", {"s": "b", "n": 7}, {}, V),
-    (DIALECTS, "{prio} >= 7 OR s = 'a'", {"s": "a"}, {"priority": ubyte(9)}, V),
+    (["amqp", "jms"], "{prio} >= 7 OR s = 'a'", {"s": "a"}, {"priority": ubyte(9)}, V),
+    (["rabbitmq"], "{prio} >= 7 OR s = 'a'", {"s": "a"}, {"priority": ubyte(9)}, E),
     (DIALECTS, "{prio} >= 7 OR s = 'a'", {"s": 5}, {"priority": ubyte(9)}, E),
     (DIALECTS, "s = 'a' OR s = 5", {"s": "a"}, {}, E),   # no class is safe for both
     (DIALECTS, "s = 'a' OR t IS NULL", {"s": "a", "t": 2.5}, {}, V),

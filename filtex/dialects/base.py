@@ -21,6 +21,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Callable
 
 from .. import runtime
+from ..runtime import patterns
 from ..functions import REGISTRY, STANDARD
 from . import rules
 from .rules import AMQP_NUMBER_RULES, NumberRules
@@ -111,6 +112,23 @@ class Semantics:
         said = rules.negation(answer) if negated and test != "between-numbers" else answer
         return {"true": True, "false": False, "unknown": None}.get(said, UNDECIDED)
 
+    def plain_like(self, segments: list) -> bool:
+        """Whether LIKE with a pattern of these segments is plain text matching
+        (``_`` any one character, ``%`` any run: Arrow's and Spark's LIKE, the
+        generator's string tests); the dialect's own ``like_matcher`` otherwise."""
+        return True
+
+    def like_inline(self, segments: list) -> str | None:
+        """For a pattern that is no ``plain_like``, a Python expression template
+        of the dialect's match (``{s}`` the subject, ``{needle}`` its one literal
+        run) where it has one; None: ``like_matcher`` is called."""
+        return None
+
+    def like_matcher(self, pattern: str, escape: str | None) -> Callable[[str], bool]:
+        """A function ``str -> bool``: the dialect's LIKE of a string with a
+        constant pattern. Raises ``PatternError``."""
+        return patterns.compile_like(pattern, escape, self.like_escapes)
+
     def inline_derived(self, compute: Callable) -> str | None:
         """A Python expression template computing a derived value (a JMS header)
         inline: ``{0}``, ``{1}``... are the fields' values, ``{slow}`` the call of
@@ -192,6 +210,10 @@ class Dialect:
     binary_constants: str | None = "any"   # any | upper (hex digits) | None: 0x.. is an integer
     delimited_identifiers: str | None = "nonempty"   # nonempty | any | None
     quoted_identifiers: bool = False   # "name" is an identifier (Artemis, Qpid)
+    hyphenated_identifiers: bool = False   # a-b is one identifier (Artemis's hyphenated_props:)
+    # the text's leading options (Artemis's hyphenated_props: and convert_string_expressions:):
+    # (text with them blanked out, the dialect they choose), or None for none
+    read_prefixes: Callable[[str], tuple[str, Any]] | None = None
     comments: bool = False             # /* */ and -- line comments
     not_equal_bang: bool = True        # != as well as <>
     modulo: bool = True
@@ -204,6 +226,10 @@ class Dialect:
     field_spellings: str = "all"              # all: reply-to, reply_to, replyTo | underscore
     header_names: tuple = ()   # (identifier, ((section, field), ...), type, compute or None):
     #                            names for message fields beside application properties
+    section_fields: tuple = ()  # ((section, field), ((section, field), ...), type, compute):
+    #                             a qualified field the dialect computes from several fields
+    qualified_names: tuple = ()  # (qualifier, ((member, header name), ...)): other names of
+    #                              header_names (the Apache registry's amqp.correlation_id)
     functions: tuple[str, ...] = (*STANDARD, "filtex:LENGTH")   # by name (functions/)
     vendor_functions: bool = True
     allow_between: bool = True
@@ -219,6 +245,7 @@ class Dialect:
     parameter_integers: tuple = (-(1 << 63), (1 << 64) - 1)   # the range a parameter may hold
     decimal_constants: bool = True
     non_finite_constants: bool = True  # INF and NAN
+    finite_literals: bool = False      # a number literal beyond a double's range is an error
     # --- evaluation -----------------------------------------------------------------------
     semantics: Semantics = AMQP_SEMANTICS
     sql_descriptor: str = "amqp:sql-filter"   # the descriptor of an SQL filter in the dialect

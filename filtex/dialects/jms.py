@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -58,6 +59,22 @@ JMS_NUMBER_RULES = R.NumberRules(R.table({
     **R.other_types({"boolean =": "false", "boolean <>": "true", "condition": "false"},
                     (R.DECIMAL_VALUE,))})
 """jms: ``Jms.compare_views`` (``_java_key``), ``in_values``, ``like``, ``predicate``."""
+
+
+def _converted(kind: str, test: str) -> bool:
+    """The cells ``convert_string_expressions:`` makes value-dependent: a
+    String against a number or a boolean, either way, and a String in arithmetic."""
+    if kind in R.VALUE_KINDS or kind == R.BOOLEAN:
+        return test.startswith("string ")
+    return kind == R.STRING and (test.startswith(("number ", "boolean ")) or test in (
+        "arithmetic", "between numbers", "not between numbers"))
+
+
+JMS_CONVERTING_RULES = R.NumberRules(
+    JMS_NUMBER_RULES.compare, in_list=JMS_NUMBER_RULES.in_list,
+    other_types={cell: answer for cell, answer in JMS_NUMBER_RULES.other_types.items()
+                 if not _converted(*cell)})
+"""jms with ``convert_string_expressions:``: ``JmsConverting.compare_views``, ``arith``."""
 
 JMS_KEYWORDS = frozenset({"AND", "OR", "NOT", "IS", "NULL", "LIKE", "ESCAPE", "IN", "BETWEEN",
                           "TRUE", "FALSE"})
@@ -388,6 +405,128 @@ def _java_float_text(x: float, single: bool = False) -> str:
 
 JMS_SEMANTICS = Jms()
 
+# --- Artemis's (and ActiveMQ's) selector options ------------------------------------------
+
+_JAVA_INTEGER = re.compile(r"[+-]?\d+")   # Integer/Long.parseInt: a sign, decimal digits
+_JAVA_DOUBLE = re.compile(   # FloatingDecimal.readJavaFormatString, after trim()
+    r"[+-]?(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fFdD]?"
+    r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?\d+[fFdD]?)", re.ASCII)
+_JAVA_RANGES = {int32: (-(1 << 31), (1 << 31) - 1), int: (-(1 << 63), (1 << 63) - 1)}
+
+
+def java_value_of(cls: type, text: str) -> Any:
+    """``Integer``/``Long``/``Double``/``Float``/``Boolean.valueOf(text)``;
+    None where Java throws ``NumberFormatException``."""
+    if cls is bool:
+        return text.upper() == "TRUE" and len(text) == 4   # equalsIgnoreCase
+    if cls in _JAVA_RANGES:
+        if not _JAVA_INTEGER.fullmatch(text):
+            return None
+        value = int(text)
+        low, high = _JAVA_RANGES[cls]
+        return (int32(value) if cls is int32 else value) if low <= value <= high else None
+    trimmed = text.strip("".join(map(chr, range(33))))
+    if not _JAVA_DOUBLE.fullmatch(trimmed):
+        return None
+    body = trimmed.rstrip("fFdD") if not trimmed.lower().startswith(
+        ("0x", "-0x", "+0x")) else trimmed.rstrip("fFdD")
+    if "x" in body or "X" in body:
+        number = float.fromhex(body)
+    else:
+        number = float(body.replace("Infinity", "inf"))
+    return float32(number) if cls is float32 else number
+
+
+def _java_class(value: Any) -> type | None:
+    cls = value.__class__
+    return cls if cls in (int32, int, float, float32, bool) else None
+
+
+class JmsConverting(Jms):
+    """``convert_string_expressions:`` (Artemis's and ActiveMQ's
+    ``ComparisonExpression.compare``): a String compared with a number or a
+    boolean is read as one by that side's ``valueOf`` (the left operand's class
+    decides; ``a = '5'`` is TRUE for the Integer 5, ``'5.0'`` FALSE: Integer
+    reads no point), and arithmetic reads a String as a Long, or a Double when
+    it holds a point (``ArithmeticExpression.asNumber``). Text Java cannot read
+    makes a comparison FALSE (its ``<>``, the NOT of ``=``, TRUE) and arithmetic
+    NULL. IN and LIKE are as ever."""
+
+    numbers = JMS_CONVERTING_RULES
+
+    def compare_views(self, op: str, left: Any, right: Any) -> bool:
+        lcls, rcls = _java_class(left), _java_class(right)
+        if rcls is None and right.__class__ is str and lcls is not None:
+            right = java_value_of(lcls, right)
+        elif lcls is None and left.__class__ is str and rcls is not None:
+            left = java_value_of(rcls, left)
+        if left is None or right is None:   # NumberFormatException: FALSE
+            return op == "<>"
+        return super().compare_views(op, left, right)
+
+    def arith(self, op: str, left: Any, right: Any) -> Any:  # type: ignore[override]
+        if left is None or right is None or (op == "+" and self.view(left).__class__ is str):
+            return super().arith(op, left, right)
+        operands = []
+        for value in (left, right):
+            value = self.view(value)
+            if value.__class__ is str:
+                value = java_value_of(float if "." in value else int, value)
+                if value is None:
+                    return None   # a RuntimeException in the peers: NULL here
+            operands.append(value)
+        return super().arith(op, *operands)
+
+
+JMS_CONVERTING_SEMANTICS = JmsConverting()
+ARTEMIS_PREFIXES = {"convert_string_expressions:": ("convert", True),
+                    "hyphenated_props:": ("hyphenated", True),
+                    "no_convert_string_expressions:": ("convert", False),
+                    "no_hyphenated_props:": ("hyphenated", False)}
+_VARIANTS: dict[tuple[bool, bool], Dialect] = {}
+
+
+def artemis_prefixes(text: str) -> tuple[str, Dialect]:
+    """The options a selector begins with (``SelectorParser.parse``: any of
+    the four, in any order, repeated, the last of each kind winning; case and
+    spacing exact) and the text with them blanked out (so positions stay the
+    text's), with the jms dialect they choose: ``hyphenated_props:`` reads
+    ``a-b`` as one name (and no quoted names), ``convert_string_expressions:``
+    compares strings with numbers and booleans (``JmsConverting``)."""
+    flags = {"convert": False, "hyphenated": False}
+    at = 0
+    while True:
+        for prefix, (flag, on) in ARTEMIS_PREFIXES.items():
+            if text.startswith(prefix, at):
+                flags[flag], at = on, at + len(prefix)
+                break
+        else:
+            break
+    if at == 0:
+        return text, JMS
+    key = (flags["hyphenated"], flags["convert"])
+    found = _VARIANTS.get(key)
+    if found is None:
+        found = _VARIANTS[key] = replace(
+            JMS, hyphenated_identifiers=key[0], quoted_identifiers=not key[0],
+            identifier=r"[A-Za-z_$][A-Za-z0-9_$-]*" if key[0] else JMS.identifier,
+            semantics=JMS_CONVERTING_SEMANTICS if key[1] else JMS_SEMANTICS,
+            read_prefixes=None)
+    return " " * at + text[at:], found
+
+# The Apache filter registry (qpid specs/apache-filters.xml, selector-filter): on the
+# wire a JMS header name "should be translated to amqp.field_name", the AMQP field of
+# its table with - as _ (amqp.correlation_id); Qpid C++'s own spellings beside them
+# (delivery_mode, redelivered, jms_type: qpid/broker/Selector.cpp). Each reads as the
+# JMS header it stands for.
+JMS_AMQP_NAMES = (
+    ("correlation_id", "JMSCorrelationID"), ("durable", "JMSDeliveryMode"),
+    ("to", "JMSDestination"), ("absolute_expiry_time", "JMSExpiration"),
+    ("message_id", "JMSMessageID"), ("priority", "JMSPriority"),
+    ("delivery_count", "JMSRedelivered"), ("reply_to", "JMSReplyTo"),
+    ("creation_time", "JMSTimestamp"), ("delivery_mode", "JMSDeliveryMode"),
+    ("redelivered", "JMSRedelivered"), ("jms_type", "JMSType"))
+
 JMS = Dialect(
     "jms", keywords=JMS_KEYWORDS, reserved=frozenset({"XPATH", "XQUERY"}),
     identifier=r"[A-Za-z_$][A-Za-z0-9_$]*", string_quotes="'", number_forms=JMS_NUMBERS,
@@ -399,6 +538,7 @@ JMS = Dialect(
     section_qualifiers=(), functions=(), vendor_functions=False,
     header_names=tuple((name, fields, *JMS_DERIVED.get(name, ("any", None)))
                        for name, fields in JMS_HEADERS.items()),
+    qualified_names=(("amqp", JMS_AMQP_NAMES),), read_prefixes=artemis_prefixes,
     allow_exists=False, allow_composite_references=False, typed_predicates=True,
     literal_patterns=True, semantics=JMS_SEMANTICS,
     sql_descriptor="apache.org:selector-filter:string")

@@ -68,6 +68,64 @@ RABBITMQ_FIELD_TYPES = {**FIELD_TYPES["properties"], "content-type": ("symbol",)
                         "content-encoding": ("symbol",)}
 
 
+RABBITMQ_DEFAULT_PRIORITY = 4   # rabbit_amqp_filter_sql: ?DEFAULT_MSG_PRIORITY
+
+
+def rabbitmq_priority(header: Any, annotation: Any) -> Any:
+    """``h.priority`` as RabbitMQ reads it (``mc_amqp:get_property(priority, _)``,
+    ``rabbit_amqp_filter_sql:get_field_value``, v4.2.0 to 4.3): the header's
+    priority; else the ``x-basic-priority`` message annotation, where messages
+    published over AMQP 0.9.1 keep theirs (any value but a boolean or null,
+    which Erlang decodes as atoms); else 4."""
+    if header is not None:
+        return header
+    if annotation is None or annotation is True or annotation is False:
+        return RABBITMQ_DEFAULT_PRIORITY
+    return annotation
+
+
+# the same as generated code writes it (a template of this module, never of filter text)
+RABBITMQ_INLINE = {rabbitmq_priority: "{0} if {0} is not None else ({1} if {1} is not None "
+                                      "and {1} is not True and {1} is not False else 4)"}
+RABBITMQ_PRIORITY_FIELDS = (("header", "priority"), ("message_annotations", "x-basic-priority"))
+
+
+def regex_path(segments: list) -> bool:
+    """Whether RabbitMQ matches a LIKE pattern by regular expression
+    (``rabbit_amqp_filter_sql:transform_pattern``: any ``_``, or two or more
+    ``%``), rather than as an exact, prefix or suffix match of bytes."""
+    return len(segments) > 2 or any(None in segment for segment in segments)
+
+
+MATCH_LIMIT = 50_000   # rabbit_re (4.2.8, 4.3.2 on; 4.2.7 and 4.3.1 inline): match_limit
+
+
+def within_match_limit(segments: list, text: str, limit: int = MATCH_LIMIT) -> bool:
+    """Whether PCRE finds a match RabbitMQ's regular expression has within its
+    match limit (``re:run`` with ``{match_limit, 50000}``, from 4.2.7 and 4.3.1:
+    a hit is ``nomatch``, so FALSE). For ``^...$`` of literals, ``.`` and
+    lazy ``.*?`` that matches, each ``%`` stops at the first place its next
+    run matches, so the count of PCRE's ``match()`` calls is 2, plus one per
+    ``%``, plus one per character the ``%``s absorb (counted on Erlang/OTP 25's
+    PCRE 8.45, the library of OTP 26 and 27 too; exact on 264,528 cases).
+    The ``k``-th ``%`` runs ``k`` calls deep, under ``match_limit_recursion``
+    (the same 50,000: no filter RabbitMQ takes has that many ``%``)."""
+    wildcards = len(segments) - 1
+    fixed = sum(len(segment) for segment in segments)
+    return 2 + wildcards + len(text) - fixed <= limit and wildcards < limit
+
+
+def pcre_subject(text: str) -> str | None:
+    """The part of ``text`` RabbitMQ's regular expression (``^...$``, PCRE's
+    defaults) must match: ``_`` and ``%`` stand for ``.``, which matches no line
+    feed, and ``$`` matches before a final line feed too; a pattern holds no
+    control character. So one final LF is left out, and a subject with another
+    LF matches no such pattern (None)."""
+    if text.endswith("\n"):
+        text = text[:-1]
+    return None if "\n" in text else text
+
+
 class RabbitMQ(Lenient):
     """RabbitMQ 4.2's evaluation of SQL filters (``rabbit_amqp_filter_sql``).
 
@@ -87,6 +145,32 @@ class RabbitMQ(Lenient):
     never_dropped = frozenset(INT_CLASSES | {timestamp, str, symbol, char, bool, bytes})
     finite_numbers = True          # NaN and infinities are dropped
     numbers = RABBITMQ_NUMBER_RULES
+
+    def inline_derived(self, compute: Any) -> str | None:
+        return RABBITMQ_INLINE.get(compute)
+
+    def plain_like(self, segments: list) -> bool:
+        return not regex_path(segments)
+
+    def like_inline(self, segments: list) -> str | None:
+        if len(segments) == 3 and not segments[0] and not segments[2] and segments[1] \
+                and None not in segments[1]:   # '%x%': x somewhere, no LF but a final one
+            longest = MATCH_LIMIT - 4 + len(segments[1])   # within_match_limit's bound
+            return ("{needle} in {s} and ('\\n' not in {s} or "
+                    "{s}.index('\\n') == len({s}) - 1) and "
+                    f"len({{s}}) - ({{s}}[-1:] == '\\n') <= {longest}")
+        return None
+
+    def like_matcher(self, pattern: str, escape: str | None) -> Any:
+        matcher = compile_like(pattern, escape, self.like_escapes)
+        segments = segments_of(pattern, escape, self.like_escapes)
+        if not regex_path(segments):
+            return matcher
+
+        def regex(subject: str) -> bool:
+            text = pcre_subject(subject)
+            return text is not None and matcher(text) and within_match_limit(segments, text)
+        return regex
 
     def view(self, value: Any) -> Any:  # type: ignore[override]
         value = exact(value)
@@ -188,7 +272,7 @@ class RabbitMQ(Lenient):
         if subject.__class__ is not str:
             return None   # LIKE on a number or boolean is unknown
         try:
-            return compile_like(pattern, escape_char, self.like_escapes)(subject) != negated
+            return self.like_matcher(pattern, escape_char)(subject) != negated
         except PatternError:
             return None
 
@@ -197,7 +281,7 @@ class RabbitMQ(Lenient):
         """A binary subject: patterns with no ``_`` and at most one ``%`` match its
         bytes; any other pattern needs it to be UTF-8 text (else unknown)."""
         segments = segments_of(pattern, escape)
-        if len(segments) <= 2 and all(None not in seg for seg in segments):
+        if not regex_path(segments):
             parts = ["".join(seg).encode("utf-8", "surrogatepass") for seg in segments]
             if len(parts) == 1:
                 found = subject == parts[0]
@@ -206,10 +290,14 @@ class RabbitMQ(Lenient):
                          and subject.startswith(parts[0]) and subject.endswith(parts[1]))
             return found != negated
         try:
-            text = subject.decode("utf-8")
+            text = pcre_subject(subject.decode("utf-8"))
         except UnicodeDecodeError:
             return None
-        return compile_like(pattern, escape, "escape-any")(text) != negated
+        if text is None:
+            return negated
+        found = compile_like(pattern, escape, "escape-any")(text) and \
+            within_match_limit(segments, text)
+        return found != negated
 
     # --- property filters (rabbit_amqp_filter_prop) ------------------------------------------
 
@@ -279,6 +367,8 @@ RABBITMQ_SEMANTICS = RabbitMQ()
 RABBITMQ = Dialect(
     "rabbitmq", keywords=RABBITMQ_KEYWORDS, keyword_case="upper",
     number_forms=RABBITMQ_NUMBERS, decimal_constants=False, non_finite_constants=False,
+    # rabbit_amqp_sql_lexer: list_to_float fails on 1.0E400 (badarg ends the session)
+    finite_literals=True,
     reserved=frozenset({"EXISTS", "INF", "NAN", *STANDARD}),
     identifier=r"[A-Za-z][A-Za-z0-9_]*", binary_constants="upper",
     max_integer=None,
@@ -287,6 +377,7 @@ RABBITMQ = Dialect(
                         ("p", "properties"), ("application_properties", "application_properties"),
                         ("a", "application_properties")),
     header_fields=("priority",), field_spellings="underscore", literal_patterns=True,
+    section_fields=((("header", "priority"), RABBITMQ_PRIORITY_FIELDS, "any", rabbitmq_priority),),
     unary_on_primary_only=True, pattern_control_characters=False, whitespace=" \t\n\r\f",
     functions=("UTC",), vendor_functions=False, allow_between=False,
     allow_exists=False, allow_composite_references=False, semantics=RABBITMQ_SEMANTICS,

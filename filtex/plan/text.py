@@ -48,6 +48,8 @@ def text_form(node: ast.Node, semantics: Any) -> TextForm | None:
                                    semantics.like_escapes)
         except PatternError:
             return None
+        if not semantics.plain_like(segments):
+            return None   # the dialect's own matching (RabbitMQ's regular expressions)
         return TextForm("like", segments, negate ^ node.negated)
     if isinstance(node, ast.Compare):
         left, right, op = node.left, node.right, node.op

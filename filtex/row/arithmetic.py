@@ -203,7 +203,9 @@ class ArithmeticNodes:
         if self._null_operands(var, (node.left, left), (node.right, right)):
             self.emit(f"    {cls} = None")
         strings = [f"{known} in _STRS" for known in classes.values()]
-        if op in "-*/" and strings:   # Java arithmetic on a String: NULL (+ concatenates)
+        if op in "-*/" and strings and \
+                self.semantics.numbers.answer("string", "arithmetic") == "unknown":
+            # Java arithmetic on a String: NULL (+ concatenates), unless the dialect reads it
             self.emit(f"elif {' or '.join(strings)}:")
             self.emit(f"    {var} = None")
             self.emit(f"    {cls} = None")

@@ -836,6 +836,13 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         when the test has its own negative form (``'x' not in s``)."""
         mode = self.semantics.like_escapes
         segments = like_module.segments_of(pattern, escape, mode)
+        if not self.semantics.plain_like(segments):
+            template = self.semantics.like_inline(segments)
+            if template is not None:
+                needle = "".join(c for segment in segments for c in segment if c is not None)
+                return "(" + template.format(s=subject, needle=self.const(needle)) + ")"
+            matcher = self.semantics.like_matcher(pattern, escape)
+            return f"{self.hoist('like', matcher)}({subject})"
         if len(segments) == 3 and not segments[0] and not segments[2] \
                 and segments[1] and None not in segments[1]:
             needle = self.const(''.join(segments[1]))  # type: ignore[arg-type]

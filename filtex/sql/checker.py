@@ -77,6 +77,9 @@ class Checker(ast.NodeVisitor):
         self.limits = limits
         self.semantics = dialect.semantics
         self.header_names = {name: spec for name, *spec in dialect.header_names}
+        self.section_fields = {where: spec for where, *spec in dialect.section_fields}
+        self.qualified = {qualifier: dict(members) for qualifier, members in
+                          dialect.qualified_names}
         self.sections = dict(dialect.section_qualifiers)
         self.bodies = dict(dialect.body_qualifiers)
         self.functions = frozenset(dialect.functions)
@@ -96,18 +99,38 @@ class Checker(ast.NodeVisitor):
         return ast.Field(section="application_properties", key=node.name,
                          offset=node.offset)
 
-    def _header_name(self, node: ast.Name) -> ast.Node:
+    def _header_name(self, node: ast.Name, shown: str | None = None) -> ast.Node:
         """A name the dialect gives to message fields (JMS headers): the field, or a
-        value the dialect computes from its fields."""
+        value the dialect computes from its fields (``shown``: the name as written,
+        when it is another name of it)."""
         spec, typ, compute = self.header_names[node.name]
         fields = tuple(ast.Field(section=section, key=key, offset=node.offset,
                                  default=HEADER_DEFAULTS.get(key) if section == "header"
                                  else None)
                        for section, key in spec)
         if compute is not None:
-            return ast.Derived(name=node.name, args=fields, offset=node.offset, typ=typ,
-                               compute=compute)
+            return ast.Derived(name=shown or node.name, args=fields, offset=node.offset,
+                               typ=typ, compute=compute)
         return fields[0]
+
+    def _qualified_name(self, qualifier: str, node: ast.Member) -> ast.Node:
+        """``amqp.correlation_id``: the header name it stands for."""
+        members = self.qualified[qualifier]
+        name = members.get(node.name)
+        if name is None:
+            raise DefinitionProblem(
+                f"{qualifier}.{node.name} is none of the names {self.dialect.name} reads "
+                f"after {qualifier}. ({', '.join(sorted(members))})", node.base.offset)
+        return self._header_name(ast.Name(name=name, offset=node.offset),
+                                 f"{qualifier}.{node.name}")
+
+    def _computed_field(self, name: str, section: str, key: str, offset: int) -> ast.Node:
+        """A qualified field the dialect computes from several fields, read as
+        they are (RabbitMQ's ``h.priority``: the header's, else an annotation's,
+        else its own default): the dialect's compute owns every default."""
+        spec, typ, compute = self.section_fields[(section, key)]
+        fields = tuple(ast.Field(section=s, key=k, offset=offset) for s, k in spec)
+        return ast.Derived(name=name, args=fields, offset=offset, typ=typ, compute=compute)
 
     def _body(self, base: ast.Node) -> ast.Node | None:
         """The body section a qualifier names (``amqp_value`` in ``amqp_value.x``)."""
@@ -124,6 +147,8 @@ class Checker(ast.NodeVisitor):
         if isinstance(base, ast.Name) and not base.delimited and base.name in self.sections:
             section = self.sections[base.name]
             return self._section_field(section, node)
+        if isinstance(base, ast.Name) and not base.delimited and base.name in self.qualified:
+            return self._qualified_name(base.name, node)
         body = self._body(base)
         if body is not None:
             return ast.MapRef(base=body, key=node.name, offset=node.offset)
@@ -133,12 +158,16 @@ class Checker(ast.NodeVisitor):
                 node.offset)
         return ast.MapRef(base=self.visit(base), key=node.name, offset=node.offset)
 
-    def _section_field(self, section: str, node: ast.Member) -> ast.Field:
+    def _section_field(self, section: str, node: ast.Member) -> ast.Node:
         if section in self.well_known:
             key = self.well_known[section].get(node.name)
             if key is None:
                 raise DefinitionProblem(
                     f"{node.name!r} is not a field of the {section} section", node.offset)
+            if (section, key) in self.section_fields:
+                qualifier = node.base.name if isinstance(node.base, ast.Name) else section
+                return self._computed_field(f"{qualifier}.{node.name}", section, key,
+                                            node.offset)
             default = HEADER_DEFAULTS.get(key) if section == "header" else None
             return ast.Field(section=section, key=key, default=default, offset=node.offset)
         return ast.Field(section=section, key=node.name, offset=node.offset)

@@ -21,6 +21,8 @@ def sql_tree(text: str, rules: DialectRules, limits: Limits,
     if len(text) > limits.max_length:
         raise exceeded("max_length", limits,
                        f"filter is longer than {limits.max_length:,} characters")
+    if rules.read_prefixes is not None:
+        text, rules = rules.read_prefixes(text)
     try:
         tree = Checker(rules, limits=limits).check(parse(text, rules, limits, parameters))
     except DefinitionProblem as problem:

@@ -39,6 +39,10 @@ _HYPHENATED = {"application-properties": "application_properties",
                "delivery-annotations": "delivery_annotations",
                "message-annotations": "message_annotations"}
 
+_INF = float("inf")
+_HYPHENATED_TAIL = re.compile(r"[A-Za-z0-9_$-]*")
+
+
 class _Rules:
     """PLY token rules. Function rules are tried in the order written."""
 
@@ -165,6 +169,9 @@ class _Rules:
             raise DefinitionProblem(f"integer constant {excerpt(text)} is larger than {shown}",
                                     t.lexpos)
         t.type, t.value = kind, convert(text)
+        if kind == "APPROX" and dialect.finite_literals and t.value in (_INF, -_INF):
+            raise DefinitionProblem(f"number constant {excerpt(text)} is beyond a double's "
+                                    f"range ({dialect.name} cannot read it)", t.lexpos)
         return t
 
     def t_STRING(self, t):
@@ -209,6 +216,10 @@ class _Rules:
     def _identifier(self, t):
         lexer = t.lexer
         dialect = lexer.dialect
+        if dialect.hyphenated_identifiers:   # Artemis's hyphenated_props: a-b-1 is one name
+            tail = _HYPHENATED_TAIL.match(lexer.lexdata, t.lexpos + len(t.value))
+            end = tail.end() if tail is not None else t.lexpos + len(t.value)
+            t.value, lexer.lexpos = lexer.lexdata[t.lexpos:end], end
         # Keywords are ASCII: folding other letters would read 'ıs' as IS.
         upper = t.value.upper() if t.value.isascii() else t.value
         if lexer.filtex_last != "DOT":
