@@ -26,7 +26,7 @@ from typing import Any
 import proton
 from proton import Array, Data, Described
 
-from .amqp.codec import DecodeError, decode_value
+from .amqp.codec import DecodeError, decode_map_entries, decode_value
 from .errors import FilterError
 
 DECODE_ERROR = "amqp:decode-error"
@@ -164,9 +164,31 @@ def _data_object(data: Any) -> Any:
     try:
         value, _ = decode_value(bytes(raw))
     except DecodeError as error:
-        raise FilterError(f"the filter set cannot be decoded: {error.reason}",
-                          condition=DECODE_ERROR) from None
+        try:   # a map whose structure holds: each entry spoils only itself
+            entries = decode_map_entries(bytes(raw))
+        except DecodeError:
+            raise FilterError(f"the filter set cannot be decoded: {error.reason}",
+                              condition=DECODE_ERROR) from None
+        if any(isinstance(key, (list, dict)) for key, _ in entries):
+            raise FilterError(f"the filter set cannot be decoded: {error.reason}",
+                              condition=DECODE_ERROR) from None
+        return {key: UnreadableValue(value.reason) if isinstance(value, DecodeError)
+                else _own(value, _Budget(64), 1) for key, value in entries}
     return _own(value, _Budget(64), 0)
 
 
-__all__ = ["copy_of", "encoded", "foreign_message", "is_foreign", "to_own"]
+class UnreadableValue:
+    """An entry's value that cannot be decoded (a string that is not UTF-8,
+    nesting too deep), in a map whose other entries can: ``reason`` says why.
+    A filter set's reader refuses that entry alone."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"UnreadableValue({self.reason!r})"
+
+
+__all__ = ["UnreadableValue", "copy_of", "encoded", "foreign_message", "is_foreign", "to_own"]

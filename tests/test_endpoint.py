@@ -14,7 +14,7 @@ from typing import Any
 
 import proton
 import pytest
-from proton import Data, Described, Terminus, symbol, ulong
+from proton import Data, Described, Message, Terminus, symbol, ulong
 from proton.handlers import MessagingHandler
 from proton.reactor import Container, Filter, Selector
 
@@ -28,7 +28,7 @@ from filtex.endpoint.serve import Peer as InProcessPeer
 from filtex.endpoint.serve import annotated
 
 from conformance_cases import load_cases
-from endpoint_peer import Link, Peer, Stopper, consume, run
+from endpoint_peer import Link, Peer, Stopper, consume, run, send
 
 SQL = symbol("amqp:sql-filter")
 SELECTOR = symbol("apache.org:selector-filter:string")
@@ -145,12 +145,18 @@ def test_the_rabbitmq_profile_reads_its_filter_types_under_its_keys():
         symbol("p"): Described(symbol("amqp:properties-filter"), {symbol("subject"): "x"}),
         symbol("h"): Described(symbol("amqp:header-filter"), {symbol("priority"): 4}),
         symbol("rabbitmq:stream-offset-spec"): OFFSET}, profile="rabbitmq")
+    # RabbitMQ folds the set from its end: the property filter p comes after
+    # sql-filter, so p is in place and the SQL filter dropped (one or the other)
     assert {e.key: e.status for e in result.entries} == {
-        "s": "refused", "sql-filter": "accepted", "p": "accepted", "h": "refused",
+        "s": "refused", "sql-filter": "dropped", "p": "accepted", "h": "refused",
         "rabbitmq:stream-offset-spec": "delegated"}
     assert result.refusal is None
-    assert list(result.in_place) == ["sql-filter", "p", "rabbitmq:stream-offset-spec"]
-    assert result.filter is not None and result.filter.text[0] == "filter-set"
+    assert list(result.in_place) == ["p", "rabbitmq:stream-offset-spec"]
+    assert result.filter is not None and result.filter.text[0] != "filter-set"
+    before = negotiate({symbol("p"): Described(symbol("amqp:properties-filter"),
+                                               {symbol("subject"): "x"}),
+                        symbol("sql-filter"): Described(SQL, "n > 1")}, profile="rabbitmq")
+    assert list(before.in_place) == ["sql-filter"]   # the later SQL filter wins
 
 
 def test_limits_are_resource_limit_exceeded_or_masked(caplog):
@@ -303,7 +309,8 @@ def test_another_protons_filter_sets_compile_as_protons_own(vendored):
                   vendored.symbol("amqp:application-properties-filter"),
                   {"region": "emea", "n": vendored.ulong(5)})}
     result = negotiate(theirs, profile="rabbitmq")
-    assert [e.status for e in result.entries] == ["accepted", "delegated", "accepted"]
+    # RabbitMQ keeps the last of an SQL filter and property filters: p
+    assert [e.status for e in result.entries] == ["dropped", "delegated", "accepted"]
     data = vendored.Data()
     data.put_dict(theirs)
     assert negotiate(data, profile="rabbitmq").summary() == result.summary()
@@ -360,14 +367,15 @@ def test_profiles_and_policies_on_the_wire(profile, policy, tmp_path):
     path = _stream(tmp_path)
     rules = PROFILES[profile].with_policy(policy)
     jms = profile in ("qpid", "artemis")
-    good_key, bad_key = ("good", "sql-filter") if profile == "rabbitmq" else ("good", "bad")
+    rabbit = profile.startswith("rabbitmq")
+    good_key, bad_key = ("good", "sql-filter") if rabbit else ("good", "bad")
     good = Described(SELECTOR, "n < 10") if jms else Described(SQL, "n < 10")
-    if profile == "rabbitmq":   # SQL only under sql-filter, where the bad one goes
+    if rabbit:   # SQL only under sql-filter, where the bad one goes (before the good one)
         good = Described(symbol("amqp:application-properties-filter"), {"region": "amer"})
     bad = Described(SELECTOR, "n = = 1") if jms else Described(SQL, "n = = 1")
     entries = {symbol(good_key): good, symbol("gone"): None,
                symbol("rabbitmq:stream-offset-spec"): OFFSET}
-    wanted = [Link("s", Filter(entries)), Link("s", Filter({**entries, symbol(bad_key): bad})),
+    wanted = [Link("s", Filter(entries)), Link("s", Filter({symbol(bad_key): bad, **entries})),
               Link("s", Filter({**entries, symbol("unknown"): UNKNOWN}))]
     args = ["--stream", f"s={path}", "--profile", profile]
     if policy:
@@ -375,7 +383,7 @@ def test_profiles_and_policies_on_the_wire(profile, policy, tmp_path):
     with Peer(*args, env={"PN_TRACE_FRM": "1"}) as peer:
         consume(peer.address, wanted)
         trace = peer.stop()
-    expected = ([str(i) for i in range(0, 30, 2)] if profile == "rabbitmq"
+    expected = ([str(i) for i in range(0, 30, 2)] if rabbit
                 else [str(i) for i in range(10)])
     plain, with_bad, with_unknown = wanted
     assert plain.tags == expected and plain.condition is None
@@ -424,6 +432,8 @@ def test_a_limit_violation_on_the_wire_is_reported_or_masked(tmp_path):
 
 
 def test_rabbitmq_stream_entries_and_offsets(tmp_path):
+    """With chunks of one message (--chunk-size 1), the Bloom stage is exact:
+    the values asked for, and with match-unfiltered those without one."""
     path = _stream(tmp_path)
     bloom = Described(symbol("rabbitmq:stream-filter"), ["emea"])
     unfiltered = Described(symbol("rabbitmq:stream-match-unfiltered"), True)
@@ -438,7 +448,8 @@ def test_rabbitmq_stream_entries_and_offsets(tmp_path):
             symbol("rabbitmq:stream-offset-spec"), "next")})),
         Link("s", Filter({symbol("rabbitmq:stream-offset-spec"): Described(
             symbol("rabbitmq:stream-offset-spec"), "last")}))]
-    with Peer("--stream", f"s={path}", "--profile", "rabbitmq", "--quiet") as peer:
+    with Peer("--stream", f"s={path}", "--profile", "rabbitmq", "--quiet",
+              "--chunk-size", "1") as peer:
         consume(peer.address, links)
     emea = [str(i) for i in range(30) if i % 2 and i % 5]
     assert links[0].tags == emea
@@ -449,6 +460,55 @@ def test_rabbitmq_stream_entries_and_offsets(tmp_path):
         for tag, data in zip(link.tags, link.bodies):
             offset = filtex.view(data)._filtex_message_annotations[symbol("x-stream-offset")]
             assert offset == int(tag)
+
+
+def test_rabbitmq_applies_stream_filter_values_per_chunk(tmp_path):
+    """RabbitMQ's Bloom stage reads whole chunks (osiris_bloom): a chunk holding
+    a value asked for is delivered whole, other values included, and one of
+    messages without a value goes to readers asking for match-unfiltered; SQL
+    and property filters stay exact per message. --chunk-size 5 over six runs
+    of values; 'last' starts at the last chunk's first message."""
+    from filtex.endpoint.bloom import value_bits
+    values = ["emea"] * 9 + ["amer"] * 11 + [None] * 7 + ["apac"] * 3
+    chunks = [values[i:i + 5] for i in range(0, 30, 5)]
+    masks = {v: value_bits(v.encode()) for v in ("emea", "amer", "apac")}
+    # no chunk without emea lets emea through by a collision of its bits
+    assert all(masks["emea"] & ~(masks["amer"] | masks["apac"] | 1) for _ in chunks)
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps({
+        "application-properties": {"n": i},
+        "message-annotations": {"x-stream-filter-value": v} if v else {}}) + "\n"
+        for i, v in enumerate(values)))
+    bloom = Described(symbol("rabbitmq:stream-filter"), ["emea"])
+    unfiltered = Described(symbol("rabbitmq:stream-match-unfiltered"), True)
+    links = [
+        Link("s", Filter({symbol("f"): bloom})),
+        Link("s", Filter({symbol("f"): bloom, symbol("u"): unfiltered})),
+        Link("s", Filter({symbol("f"): bloom, symbol("sql-filter"): Described(SQL, "n > 5")})),
+        Link("s", Filter({symbol("o"): Described(symbol("rabbitmq:stream-offset-spec"),
+                                                 "last")}))]
+    with Peer("--stream", f"s={path}", "--profile", "rabbitmq", "--quiet",
+              "--chunk-size", "5") as peer:
+        consume(peer.address, links)
+    assert links[0].tags == [str(i) for i in range(10)]   # 9 is amer: its chunk has emea
+    # chunk 20-24 holds no value (an empty filter), chunk 25-29 some without one
+    assert links[1].tags == [str(i) for i in range(10)] + [str(i) for i in range(20, 30)]
+    assert links[2].tags == [str(i) for i in range(6, 10)]
+    assert links[3].tags == [str(i) for i in range(25, 30)]
+
+
+def test_rabbitmq_echoes_a_queues_filters_and_applies_none(tmp_path):
+    """On a queue (an address no stream is served at) RabbitMQ parses and
+    echoes SQL and property filters but only streams apply them: every message
+    is delivered. --apply-queue-filters applies them."""
+    messages = [Message(properties={"n": n}, body="m") for n in range(6)]
+    sql = Filter({symbol("sql-filter"): Described(SQL, "n >= 3")})
+    for extra, wanted in (((), list(range(6))), (("--apply-queue-filters",), [3, 4, 5])):
+        with Peer("--profile", "rabbitmq", "--quiet", *extra) as peer:
+            send(peer.url("q"), messages)
+            [link] = consume(peer.address, [Link("q", sql)])
+        assert set(link.echoed) == {symbol("sql-filter")}
+        assert [int(t) for t in link.tags] == wanted
 
 
 def test_the_offset_annotation_keeps_every_other_byte():
@@ -521,6 +581,31 @@ def test_the_checked_consumer_against_an_omitting_peer(tmp_path):
     wanted = [int(i) for i in _expected(exact, path)]
     assert wanted and filtering.messages == wanted and own.messages == wanted
     assert in_place.messages == wanted
+
+
+def test_the_checked_consumer_on_a_rabbitmq_queue(caplog):
+    """RabbitMQ echoes a queue reader's SQL filter and applies it on streams only:
+    the echo proves nothing. The checked consumer warns (the default), refuses
+    (unproven="detach"), or applies the filter itself (unproven="filter")."""
+    asked = {symbol("sql-filter"): Described(SQL, "n > 20")}
+    orders = [Message(properties={"n": n}, body="m") for n in range(LAST + 1)]
+    with Peer("--profile", "rabbitmq", "--quiet") as peer:
+        send(peer.url("q"), orders)
+        with caplog.at_level(logging.WARNING, logger="filtex.endpoint"):
+            warned = _App(peer.url("q"), [VerifiedFilter(asked)])
+            run(warned)
+        assert warned.messages == list(range(LAST + 1))   # everything: nothing applied
+        assert "applies on streams only" in caplog.text
+        refused = _App(peer.url("q"), [VerifiedFilter(asked, unproven="detach")])
+        with pytest.raises(FilterNotInPlace) as raised:
+            run(refused)
+        assert raised.value.missing == ("sql-filter",)
+        assert "streams only" in raised.value.description and refused.messages == []
+        send(peer.url("q"), orders)
+        filtered = _App(peer.url("q"), [VerifiedFilter(asked, unproven="filter",
+                                                       unmatched="rejected")])
+        run(filtered)
+    assert filtered.messages == list(range(21, LAST + 1))
 
 
 class _Mixed(VerifiedConsumer, _App):

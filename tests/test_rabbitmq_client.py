@@ -102,32 +102,61 @@ def _consume(address: str, options: Any, handler: _Handler) -> _Handler:
     return handler
 
 
-def _selected(sql: str | None, properties: dict | None, application: dict | None,
-              values: list[str] | None, match_unfiltered: bool) -> list[int]:
-    """What RabbitMQ's stages select, from the rabbitmq dialect and the exact Bloom
-    stage (a value asked for, or no value and match-unfiltered)."""
+def _filters(sql: str | None, properties: dict | None, application: dict | None) -> Any:
+    """The filter set the client sends (its order: property filters, then SQL)
+    as RabbitMQ keeps it: SQL and property filters exclude each other and the
+    last wins (rabbit_amqp_session parse_filter), so SQL alone if there is one."""
     from proton import Described, symbol
     entries: dict[Any, Any] = {}
-    if sql is not None:
-        entries[symbol("sql-filter")] = Described(symbol("amqp:sql-filter"), sql)
-    if properties:
+    if properties and sql is None:
         entries[symbol("p")] = Described(symbol("amqp:properties-filter"),
                                          {symbol(k): v for k, v in properties.items()})
-    if application:
+    if application and sql is None:
         entries[symbol("a")] = Described(symbol("amqp:application-properties-filter"),
                                          application)
-    f = filtex.compile_filter_set(entries, "rabbitmq")
-    out = []
-    for i, message in enumerate(_messages()):
-        value = message.get("message-annotations", {}).get("x-stream-filter-value")
-        if values is not None or match_unfiltered:
-            if value is None and not match_unfiltered:
-                continue
-            if value is not None and values is not None and value not in values:
-                continue
-        if f.matches(filtex.message_from_json(message)):
-            out.append(i)
-    return out
+    if sql is not None:
+        entries[symbol("sql-filter")] = Described(symbol("amqp:sql-filter"), sql)
+    return filtex.compile_filter_set(entries, "rabbitmq")
+
+
+def _chunks_passing(values: list[str] | None, match_unfiltered: bool) -> set[int]:
+    """The messages of the chunks RabbitMQ's Bloom stage reads (the peer's
+    default chunks: the writer's batches of 32, then 64 messages)."""
+    from filtex.endpoint.bloom import Matcher, chunk_filter, writer_batches
+    annotated = [m.get("message-annotations", {}).get("x-stream-filter-value")
+                 for m in _messages()]
+    if values is None:   # RabbitMQ ignores match-unfiltered without values
+        return set(range(COUNT))
+    matcher = Matcher(values, match_unfiltered)
+    starts = writer_batches(COUNT) + [COUNT]
+    passing: set[int] = set()
+    for start, end in zip(starts, starts[1:]):
+        if matcher.passes(chunk_filter(v.encode() if v else None for v in annotated[start:end])):
+            passing.update(range(start, end))
+    return passing
+
+
+def _exact(values: list[str] | None, match_unfiltered: bool, message: dict) -> bool:
+    """The Bloom stage done exactly per message (what a client filters again)."""
+    value = message.get("message-annotations", {}).get("x-stream-filter-value")
+    if values is None and not match_unfiltered:
+        return True
+    if value is None:
+        return match_unfiltered
+    return values is None or value in values
+
+
+def _selected(case: dict, client_side: bool = False) -> list[int]:
+    """What RabbitMQ delivers for ``case``: whole chunks by the Bloom stage, then
+    the filters it kept, exactly per message; with ``client_side``, what a
+    consumer filtering again (VerifiedConsumer, always_filter) keeps."""
+    properties = {k.replace("_", "-"): v for k, v in (case.get("properties") or {}).items()}
+    f = _filters(case.get("sql"), properties, case.get("application"))
+    values, unfiltered = case.get("values"), case.get("match_unfiltered", False)
+    chunks = _chunks_passing(values, unfiltered)
+    return [i for i, message in enumerate(_messages())
+            if i in chunks and f.matches(filtex.message_from_json(message))
+            and (not client_side or _exact(values, unfiltered, message))]
 
 
 CASES = [
@@ -141,25 +170,51 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[str(i) for i in range(len(CASES))])
-def test_stream_filters_of_the_official_client(case, stream):
+def _options(case: dict) -> Any:
     properties = case.get("properties")
-    options = rmq.StreamConsumerOptions(
+    return rmq.StreamConsumerOptions(
         offset_specification=rmq.OffsetSpecification.first,
         filter_options=rmq.StreamFilterOptions(
             values=case.get("values"), match_unfiltered=case.get("match_unfiltered", False),
             application_properties=case.get("application"),
             message_properties=rmq.MessageProperties(**properties) if properties else None,
             sql=case.get("sql")))
-    wanted = _selected(case.get("sql"),
-                       {k.replace("_", "-"): v for k, v in (properties or {}).items()},
-                       case.get("application"), case.get("values"),
-                       case.get("match_unfiltered", False))
+
+
+class _ClientSide(_Checked):
+    filtex_always_filter = True
+
+
+@pytest.mark.parametrize("case", CASES, ids=[str(i) for i in range(len(CASES))])
+def test_stream_filters_of_the_official_client(case, stream):
+    """What RabbitMQ delivers, chunk by chunk for the Bloom values; and, filtering
+    again on the client (VerifiedConsumer with always_filter), exactly the
+    messages asked for."""
+    wanted, exact = _selected(case), _selected(case, client_side=True)
     with Peer("--stream", f"{STREAM}={stream}", "--profile", "rabbitmq", "--quiet") as peer:
-        handler = _consume(peer.address, options, _Checked())
-    assert wanted and wanted[-1] == COUNT - 1
+        handler = _consume(peer.address, _options(case), _Checked())
+        if exact != wanted:
+            filtered = _consume(peer.address, _options(case), _ClientSide())
+            assert filtered.got == exact
+    assert wanted and wanted[-1] == COUNT - 1   # the handler stops at the last message
     assert handler.got == wanted
     assert handler.offsets == wanted   # the x-stream-offset annotation of each delivery
+
+
+def test_sql_and_property_filters_together_as_rabbitmq_keeps_them(stream):
+    """The client encodes sql= after the property filters; RabbitMQ keeps the
+    last of the two kinds, the SQL filter, and drops the property filters from
+    the echo without a word: a plain consumer gets what SQL alone selects, and
+    VerifiedConsumer names the property filter that is not in place."""
+    case = dict(sql="n >= 30", application={"region": "emea"})
+    with Peer("--stream", f"{STREAM}={stream}", "--profile", "rabbitmq", "--quiet") as peer:
+        plain = _consume(peer.address, _options(case), _Handler())
+        checked = _Checked()
+        with pytest.raises(FilterNotInPlace) as raised:
+            _consume(peer.address, _options(case), checked)
+    assert plain.got == list(range(30, COUNT)) == _selected(case)
+    assert checked.got == [] and "sql-filter" not in raised.value.missing
+    assert len(raised.value.missing) == 1   # the application-properties filter
 
 
 def _bad_sql() -> Any:

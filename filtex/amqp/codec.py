@@ -340,6 +340,44 @@ def decode_value(buf: Any, offset: int = 0) -> tuple[Any, int]:
     return _run(step, buf)
 
 
+def decode_map_entries(buf: Any) -> list[tuple[Any, Any]]:
+    """The entries of the map ``buf`` holds (a described map too: its value),
+    each value decoded on its own: ``(key, value)``, or ``(key, DecodeError)``
+    for a value that cannot be decoded (a string that is not UTF-8, nesting
+    past ``MAX_DEPTH``), so one bad entry spoils only itself. The map's own
+    structure (its size and count, each value's extent, its keys) must hold,
+    else a ``DecodeError``."""
+    def step(reader: _Reader) -> list[tuple[Any, Any]]:
+        pos = 0
+        while reader.code(pos) == 0x00:   # a described map: past its descriptor
+            pos = reader.skip(pos + 1, 1)
+        code = reader.code(pos)
+        if _KIND.get(code) != MAP:
+            raise DecodeError("not a map", pos)
+        width = _COMPOUND[code][1]
+        reader.need(pos + 1, 2 * width, "size and count")
+        size, count = _PAIR[width].unpack_from(reader.mv, pos + 1)
+        end, at = pos + 1 + width + size, pos + 1 + 2 * width
+        reader.need(pos + 1 + width, size, f"compound value of {size} bytes")
+        if count % 2 or count > end - at:
+            raise DecodeError(f"map of {count} keys and values", pos)
+        reader.end = end
+        entries = []
+        for _ in range(count // 2):
+            key, at = reader.value(at, 1)
+            after = reader.skip(at, 1)
+            try:
+                value, _ = reader.value(at, 1)
+            except DecodeError as error:
+                value = error
+            entries.append((key, value))
+            at = after
+        if at != end:
+            raise DecodeError(f"contents end at offset {at}, the size says {end}", pos)
+        return entries
+    return _run(step, buf)
+
+
 # --- messages (part 3.2) ---------------------------------------------------------
 
 HEADER, DELIVERY_ANNOTATIONS, MESSAGE_ANNOTATIONS, PROPERTIES = 0x70, 0x71, 0x72, 0x73

@@ -204,6 +204,16 @@ def build_parser() -> argparse.ArgumentParser:
                        help="log why each message was not delivered to a receiver")
     serve.add_argument("--quiet", action="store_true",
                        help="log nothing but errors (default: each attach's negotiation)")
+    serve.add_argument("--chunk-size", type=int, metavar="N",
+                       help="rabbitmq profiles: messages per chunk of a file's stream, whose "
+                       "Bloom filter rabbitmq:stream-filter values are matched against "
+                       "(default: RabbitMQ's writer batches, 32 doubling to 8,192)")
+    serve.add_argument("--bloom-size", type=int, default=16, metavar="BYTES",
+                       help="rabbitmq profiles: bytes of each chunk's Bloom filter, 16 to 255 "
+                       "(RabbitMQ's x-stream-filter-size-bytes; default 16)")
+    serve.add_argument("--apply-queue-filters", action="store_true",
+                       help="rabbitmq profiles: apply the filters of a queue's readers (RabbitMQ "
+                       "echoes them and applies none: only streams filter)")
     for limit in dataclasses.fields(ServeLimits):
         default = getattr(DEFAULT_SERVE_LIMITS, limit.name)
         serve.add_argument("--" + limit.name.replace("_", "-"), dest=limit.name,

@@ -63,8 +63,14 @@ def run(args: argparse.Namespace) -> int:
     def ready(bound_host: str, bound_port: int) -> None:
         print(f"listening on {bound_host}:{bound_port}", flush=True)
 
+    if args.chunk_size is not None and args.chunk_size < 1:
+        raise CommandError(f"--chunk-size is a positive number, not {args.chunk_size}")
+    if not 16 <= args.bloom_size <= 255:
+        raise CommandError(f"--bloom-size is 16 to 255 bytes, not {args.bloom_size}")
     peer = Peer(args.listen, streams=served, profile=args.profile, dialect=args.dialect,
-                policy=args.policy, why=args.why, ready=ready, bounds=limits)
+                policy=args.policy, why=args.why, ready=ready, bounds=limits,
+                chunk_size=args.chunk_size, bloom_size=args.bloom_size,
+                apply_queue_filters=args.apply_queue_filters or None)
     peer.filtex_mask_limits = args.mask_limits
     peer.container().run()
     return 0

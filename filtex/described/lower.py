@@ -280,10 +280,8 @@ def set_entries(filters: Any, limits: Limits) -> dict[str, Any]:
     if type(filters) is dict and any(map(is_foreign, islice(filters.keys(), 1))) \
             or is_foreign(filters):   # another proton copy's: rebuilt as proton's own
         filters = to_own(filters, limits.max_value_depth)
-    if type(filters) is Data:
-        filters = _data_object(filters)
-    elif type(getattr(filters, "filter", None)) is Data:
-        filters = _data_object(filters.filter)
+    if type(filters) is Data or type(getattr(filters, "filter", None)) is Data:
+        filters = to_own(filters, limits.max_value_depth)   # read by filtex's bounded decoder
     if type(filters) is Described:
         filters = filters.value
     if filters is None:
@@ -327,13 +325,6 @@ def _named(name: Any, f: Any, dialect: Dialect, budget: _Budget) -> tuple[ast.No
             raise
         raise FilterError(f"filter {str.__str__(name)[:80]}: {error.problem}", error.line,
                           error.column, error.condition) from None
-
-
-def _data_object(data: Data) -> Any:
-    data.rewind()
-    if not data.next():
-        return {}
-    return to_own(data.get_object())   # binary values come as memoryviews: bytes
 
 
 __all__ = ["SqlText", "lower_filter", "lower_filter_set", "normalize", "set_entries",

@@ -21,12 +21,14 @@ head are dropped as they accumulate, so its log stays as long as what it holds.
 """
 from __future__ import annotations
 
+import bisect
 import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..filter import Filter
+from .bloom import Matcher
 from .streams import ValueStage
 
 COMPACT_AT = 1_024   # taken slots at a queue's head before they are dropped
@@ -53,7 +55,8 @@ class Consumer:
     filter: Filter
     log: Log
     cursor: int = 0
-    values: ValueStage | None = None   # rabbitmq:stream-filter, match-unfiltered
+    values: ValueStage | None = None   # rabbitmq:stream-filter, match-unfiltered, exactly
+    chunks: Matcher | None = None      # the same per chunk, by its Bloom filter (RabbitMQ)
     rescan: list[int] = field(default_factory=list)   # queue offsets put back behind cursor
     unsettled: dict[bytes, tuple[int, Stored]] = field(default_factory=dict)
     delivered: int = 0
@@ -84,13 +87,25 @@ class Consumer:
 class Log:
     """One address's messages by absolute offset (see the module's docstring)."""
 
-    def __init__(self, stream: bool, messages: list[Stored] | None = None) -> None:
+    def __init__(self, stream: bool, messages: list[Stored] | None = None,
+                 chunk_starts: list[int] | None = None) -> None:
         self.stream = stream
         self.base = 0
         self.entries: list[Stored | None] = list(messages or [])
         self.readers: dict[Consumer, None] = {}
         self.bytes = 0        # counted against the limits: appended or queued bytes
         self.appended = 0     # messages received for it (a file's are not counted)
+        # a stream's chunks (RabbitMQ writes one per batch): the offset each starts at
+        self.chunk_starts: list[int] = list(chunk_starts or ([0] if self.entries else []))
+        self.chunk_filters: dict[int, int | None] = {}   # chunk index -> its Bloom filter
+
+    def chunk(self, offset: int) -> int:
+        """The index of the chunk a stream's ``offset`` is in."""
+        return bisect.bisect_right(self.chunk_starts, offset) - 1
+
+    def chunk_range(self, index: int) -> range:
+        starts = self.chunk_starts
+        return range(starts[index], starts[index + 1] if index + 1 < len(starts) else self.end)
 
     @property
     def end(self) -> int:
@@ -107,6 +122,10 @@ class Log:
         return (s for s in self.entries if s is not None)
 
     def append(self, stored: Stored) -> None:
+        """A message received: on a stream, a chunk of its own (a publisher
+        that waits for each message's outcome, as RabbitMQ's tests do)."""
+        if self.stream:
+            self.chunk_starts.append(self.end)
         self.entries.append(stored)
 
     def take(self, offset: int) -> None:

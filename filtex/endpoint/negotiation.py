@@ -8,6 +8,11 @@ an echo calls it the same way. Each entry is found by its descriptor (symbol or
 numeric code) under any key, as Artemis and Qpid Broker-J do, unless the
 profile reads a type under one key only (RabbitMQ's ``sql-filter``).
 
+A profile with a ``session`` (RabbitMQ's releases, ``rabbitmq.Release``)
+also reads the set as that broker's session does: plain stream options,
+option values of the wrong type, and the filters its combination rule drops
+(one SQL filter or property filters, the last winning) are ``dropped``.
+
 A null entry acts as if absent (3.5.8). Entries a broker interprets itself
 (``profiles.DELEGATED``, plus any descriptor the caller names) are echoed and
 left to the caller. Every other entry is compiled on its own, so a failure
@@ -27,6 +32,7 @@ from typing import Any, Literal
 from proton import Data, Described, symbol
 
 from .. import proton_copies
+from ..proton_copies import UnreadableValue
 from ..compiler import compile_filter, compile_filter_set, compile_sql
 from ..described import descriptors
 from ..described.lower import set_entries
@@ -38,8 +44,9 @@ from .profiles import SPEC, Policy, Profile, get_profile
 
 LOG = logging.getLogger("filtex.endpoint")
 
-Status = Literal["accepted", "refused", "null", "delegated"]
+Status = Literal["accepted", "refused", "null", "delegated", "dropped"]
 NOT_IMPLEMENTED = "amqp:not-implemented"
+DECODE_ERROR = "amqp:decode-error"
 INVALID_FIELD = "amqp:invalid-field"
 INFO = {"field": "filter"}   # the refusal's info: which field of the attach was wrong
 
@@ -48,7 +55,9 @@ INFO = {"field": "filter"}   # the refusal's info: which field of the attach was
 class Entry:
     """One entry of a filter set and what became of it. ``condition``,
     ``message``, ``line`` and ``column`` are set for a refused entry (under the
-    ``omit`` policy too: the entry is then left out of the echo, not the link)."""
+    ``omit`` policy too: the entry is then left out of the echo, not the link).
+    A ``dropped`` entry is one the profile's broker leaves out by its own
+    reading of the set, whatever the policy (``problem`` says why)."""
 
     key: str
     status: Status
@@ -102,6 +111,8 @@ class Negotiation:
                     text += f" ({e.descriptor})"
                 if e.status == "refused":
                     text += f": {e.condition} {e.message}"
+                elif e.status == "dropped":
+                    text += f": {e.problem}"
                 parts.append(text)
         if self.refusal is not None:
             parts.append(f"link refused: {self.refusal.condition} {self.refusal.description}")
@@ -129,37 +140,41 @@ def negotiate(filter_set: object, dialect: Dialect | None = None, *,
         items = _read_set(filter_set, checked)
     except FilterError as error:   # the set itself: no entry can be trusted
         return _refuse_all(error, rules, mask_limits)
+    decided = [_decide(key, value, dialect, rules, checked, delegated_names)
+               for key, value in items]
+    if rules.session is not None:   # what the broker keeps of what it could apply
+        superseded = rules.session.superseded([(d.key, d.entry.descriptor or "")
+                                               for d in decided if isinstance(d.made, Filter)])
+        for d in decided:
+            why = superseded.get(d.key)
+            if why is not None:
+                d.entry, d.made = Entry(d.key, "dropped", d.entry.descriptor, problem=why), None
     entries: list[Entry] = []
     in_place: dict[str, Any] = {}
     delegated: dict[str, Any] = {}
     compiled: dict[str, Filter] = {}
     refusal: Refusal | None = None
     echo = _EchoBudget(max_echo)
-    for key, value in items:
-        if value is None:
-            entries.append(Entry(key, "null"))
+    for d in decided:
+        key, value, entry = d.key, d.value, d.entry
+        if entry.status in ("null", "dropped"):
+            entries.append(entry)
             continue
-        raw = _descriptor(value)
-        delegated_entry = _descriptor_key(raw) in delegated_names
-        if delegated_entry:
-            entry, policy_used, made = Entry(key, "delegated", _shown(raw)), rules.invalid, None
-        else:
-            entry, policy_used, made = _entry(key, value, raw, dialect, rules, checked)
-        if delegated_entry or isinstance(made, Filter):
+        if entry.status == "delegated" or isinstance(d.made, Filter):
             too_large = echo.refusal(key, value)
             if too_large is None:
                 entries.append(entry)
                 in_place[key] = value
-                if delegated_entry:
+                if entry.status == "delegated":
                     delegated[key] = value
-                elif isinstance(made, Filter):
-                    compiled[key] = made
+                elif isinstance(d.made, Filter):
+                    compiled[key] = d.made
                 continue
             entry = Entry(key, "refused", entry.descriptor, RESOURCE_LIMIT,
                           f"filter {_key_shown(key)}: {too_large}", 1, 1, too_large)
         entry = _reported(entry, mask_limits)
         entries.append(entry)
-        if policy_used == "detach" and refusal is None:
+        if (d.policy == "detach" or d.refuses_link) and refusal is None:
             refusal = Refusal(entry.condition or INVALID_FIELD, entry.message or "")
     if refusal is not None:
         return Negotiation({}, None, tuple(entries), refusal, {}, rules.name)
@@ -168,6 +183,48 @@ def negotiate(filter_set: object, dialect: Dialect | None = None, *,
     except FilterError as error:
         return _refuse_all(error, rules, mask_limits, tuple(entries))
     return Negotiation(in_place, combined, tuple(entries), None, delegated, rules.name)
+
+
+@dataclass
+class _Decided:
+    """One entry of the set as decided on its own, before the echo is written."""
+    key: str
+    value: Any
+    entry: Entry
+    policy: Policy
+    made: Any = None             # the compiled Filter, or the error
+    refuses_link: bool = False   # the broker refuses the link for it whatever the policy
+
+
+def _decide(key: str, value: Any, dialect: Dialect, rules: Profile, limits: Limits,
+            delegated_names: frozenset[str | int]) -> _Decided:
+    """What becomes of one entry by itself: null (absent), dropped unread by
+    the broker's session, delegated, accepted (compiled) or refused."""
+    if value is None:
+        return _Decided(key, value, Entry(key, "null"), rules.invalid)
+    if type(value) is UnreadableValue:   # this entry alone cannot be decoded
+        unread = f"the value cannot be decoded: {value.reason}"
+        return _Decided(key, value, Entry(key, "refused", None, DECODE_ERROR,
+                                          f"filter {_key_shown(key)}: {unread}", 1, 1, unread),
+                        rules.invalid)
+    if rules.session is not None:
+        value, why = rules.session.read(key, value)
+        if why is not None:
+            return _Decided(key, value, Entry(key, "dropped", problem=why), rules.invalid)
+    raw = _descriptor(value)
+    if _descriptor_key(raw) in delegated_names:
+        if rules.session is not None:
+            why, refuses = rules.session.option_problem(value)
+            if refuses:
+                return _Decided(key, value, Entry(key, "refused", _shown(raw), INTERNAL_ERROR,
+                                                  f"filter {_key_shown(key)}: {why}", 1, 1,
+                                                  why), rules.invalid, None, True)
+            if why is not None:
+                return _Decided(key, value, Entry(key, "dropped", _shown(raw), problem=why),
+                                rules.invalid)
+        return _Decided(key, value, Entry(key, "delegated", _shown(raw)), rules.invalid)
+    entry, policy, made = _entry(key, value, raw, dialect, rules, limits)
+    return _Decided(key, value, entry, policy, made)
 
 
 def _entry(key: str, value: Any, raw: Any, dialect: Dialect, rules: Profile,

@@ -16,6 +16,8 @@ from typing import Literal
 
 from ..errors import FilterError
 from ..names import Dialect
+from . import rabbitmq
+from .rabbitmq import Release
 
 Policy = Literal["detach", "omit"]
 POLICIES: tuple[Policy, ...] = ("detach", "omit")
@@ -55,6 +57,12 @@ class Profile:
     connection_properties: Mapping[str, str] = field(default_factory=dict)
     # whether stream deliveries carry their offset (RabbitMQ's x-stream-offset annotation)
     stream_offsets: bool = False
+    # the broker's own reading of a set beyond each entry (RabbitMQ's session, by release)
+    session: Release | None = None
+    # stream-filter values applied per chunk of a stream (RabbitMQ's Bloom filter), not exactly
+    chunked_values: bool = False
+    # filters on a queue (not a stream) are echoed and not applied (RabbitMQ: streams only)
+    queue_filters_applied: bool = True
 
     def with_policy(self, policy: Policy | None) -> Profile:
         """The profile with both bad and unknown entries under ``policy``."""
@@ -85,16 +93,29 @@ ARTEMIS = Profile(
     types=_JMS,
     describe_invalid=lambda key, error: f"Invalid filter: {error}")
 
-# RabbitMQ 4.2 streams: SQL under the key sql-filter, property filters under any key;
-# anything it cannot apply is left out of the echo and everything is delivered
-RABBITMQ = Profile(
-    "rabbitmq", "rabbitmq", invalid="omit", unknown="omit",
-    types=frozenset({"amqp:sql-filter", "amqp:properties-filter",
-                     "amqp:application-properties-filter"}),
-    keys={"amqp:sql-filter": "sql-filter"},
-    connection_properties={"product": "RabbitMQ", "version": "4.2.0"}, stream_offsets=True)
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (SPEC, QPID, ARTEMIS, RABBITMQ)}
+
+def _rabbitmq(name: str, release: Release) -> Profile:
+    """RabbitMQ streams: SQL under the key sql-filter, property filters under any
+    key, read by the release's session (``rabbitmq.Release``); anything it cannot
+    apply is left out of the echo and everything is delivered; stream-filter
+    values per chunk; filters on queues echoed, not applied."""
+    return Profile(
+        name, "rabbitmq", invalid="omit", unknown="omit",
+        types=frozenset({"amqp:sql-filter", "amqp:properties-filter",
+                         "amqp:application-properties-filter"}),
+        keys={"amqp:sql-filter": "sql-filter"},
+        connection_properties={"product": "RabbitMQ", "version": release.tag.lstrip("v")},
+        stream_offsets=True, session=release, chunked_values=True,
+        queue_filters_applied=False)
+
+
+RABBITMQ_4_2 = _rabbitmq("rabbitmq-4.2", rabbitmq.RABBITMQ_4_2)
+RABBITMQ_4_3 = _rabbitmq("rabbitmq-4.3", rabbitmq.RABBITMQ_4_3)
+RABBITMQ = _rabbitmq("rabbitmq", rabbitmq.RABBITMQ_4_3)   # the newest release
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (SPEC, QPID, ARTEMIS, RABBITMQ,
+                                                    RABBITMQ_4_2, RABBITMQ_4_3)}
 
 
 def get_profile(name: str) -> Profile:

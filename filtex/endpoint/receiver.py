@@ -25,6 +25,16 @@ On a mismatch, either:
 RabbitMQ asks of clients using its Bloom filters (``rabbitmq:stream-filter``
 lets through messages of other values that share a chunk), done exactly.
 
+An echo can also prove nothing: RabbitMQ (its open says ``product`` RabbitMQ)
+echoes the SQL and property filters of a reader of any queue and applies them
+on streams only. Unless ``stream=True`` says the source is a stream (the
+RabbitMQ client's ``Management.queue_info(name).queue_type`` tells),
+``unproven`` says what to do with those filters: ``"warn"`` (the default: log
+it, and take what comes), ``"detach"`` (``FilterNotInPlace``) or ``"filter"``
+(apply them here, settling the others as ``unmatched`` says: on a queue,
+``released`` gives them back to be delivered again, so ``rejected`` or
+``accepted`` is what a reader of a queue wants).
+
 Both work with any copy of proton (the classes of the link's own are used).
 """
 from __future__ import annotations
@@ -37,6 +47,7 @@ from typing import Any, Literal
 from proton import Described, symbol
 
 from .. import proton_copies
+from ..proton_copies import UnreadableValue
 from ..described import descriptors
 from ..errors import FilterError
 from ..filter import Filter
@@ -49,6 +60,11 @@ from .streams import OFFSET_SPEC, ValueStage, descriptor_name
 
 LOG = logging.getLogger("filtex.endpoint")
 Mismatch = Literal["detach", "filter"]
+Unproven = Literal["warn", "detach", "filter"]
+# RabbitMQ echoes the SQL and property filters of any queue's reader and applies them
+# on streams only (rabbit_stream_queue alone reads them, v4.2.0 to 4.3.5)
+STREAM_ONLY = frozenset({"amqp:sql-filter", "amqp:properties-filter",
+                         "amqp:application-properties-filter"})
 PRECONDITION_FAILED = "amqp:precondition-failed"
 # entries that place a reader in a stream rather than filter it: not required in the echo
 POSITIONS = frozenset({OFFSET_SPEC})
@@ -89,9 +105,13 @@ class EchoCheck:
     """The check of one link's echo, and its client-side filter."""
 
     def __init__(self, dialect: Dialect, on_mismatch: Mismatch, always_filter: bool,
-                 limits: Limits | None, unmatched: str) -> None:
+                 limits: Limits | None, unmatched: str, stream: bool | None = None,
+                 unproven: Unproven = "warn") -> None:
         if on_mismatch not in ("detach", "filter"):
             raise ValueError(f"on_mismatch is 'detach' or 'filter', not {on_mismatch!r}")
+        if unproven not in ("warn", "detach", "filter"):
+            raise ValueError(f"unproven is 'warn', 'detach' or 'filter', not {unproven!r}")
+        self.stream, self.unproven = stream, unproven
         if unmatched not in ("released", "accepted", "modified", "rejected"):
             raise ValueError(f"unmatched is released, accepted, modified or rejected, "
                              f"not {unmatched!r}")
@@ -113,21 +133,33 @@ class EchoCheck:
             echoed = _filter_map(link.remote_source.filter)
         except FilterError as error:
             echoed, unreadable = {}, error.problem
+        bad = next((v for v in echoed.values() if type(v) is UnreadableValue), None)
+        if bad is not None:
+            echoed, unreadable = {}, f"the filter set cannot be decoded: {bad.reason}"
         missing = tuple(
             key for key, value in asked.items()
             if value is not None and descriptor_name(value) not in POSITIONS
             and (key not in echoed or _canonical(echoed[key]) != _canonical(value)))
         if unreadable is not None and not missing:
             missing = tuple(asked) or ("(the echo)",)
-        if self.always_filter or (missing and self.on_mismatch == "filter"):
+        unproven = () if missing else self._unproven(link, asked)
+        filters_here = self.always_filter or (missing and self.on_mismatch == "filter") or \
+            (unproven and self.unproven == "filter")
+        if filters_here:
             self._compile(asked)
-        if not missing:
-            self.state = "filtering" if self.always_filter else "open"
+        if unproven and self.unproven == "detach":
+            missing = unproven
+        elif not missing:
+            self.state = "filtering" if filters_here else "open"
             return
         description = (f"filters not in place: the peer left out or changed "
                        f"{', '.join(missing)} (asked {sorted(asked)}, echoed {sorted(echoed)})"
-                       if unreadable is None else
-                       f"filters not in place: the peer's echo cannot be read ({unreadable})")
+                       if unreadable is None and not unproven else
+                       f"filters not in place: the peer's echo cannot be read ({unreadable})"
+                       if unreadable is not None else
+                       f"filters not in place: RabbitMQ echoes {', '.join(unproven)} and "
+                       f"applies such filters on streams only, and this source is not known "
+                       f"to be one")
         if self.on_mismatch == "filter":
             LOG.warning("%s; link %s filters client-side", description, link.name)
             self.state = "filtering"
@@ -139,6 +171,31 @@ class EchoCheck:
         link.condition = condition(PRECONDITION_FAILED, description)
         link.close()
         raise self.failure
+
+    def _unproven(self, link: Any, asked: dict[str, Any]) -> tuple[str, ...]:
+        """The asked filters whose echo proves nothing: a RabbitMQ peer (its open
+        says ``product`` RabbitMQ) echoes SQL and property filters on any queue
+        and applies them on streams only; unless the source is known to be a
+        stream (``stream=True``), they are warned of, refused or applied here,
+        as ``unproven`` says. RabbitMQ's management API tells a queue's type
+        (the RabbitMQ client's ``Management.queue_info(name).queue_type``)."""
+        if self.stream:
+            return ()
+        try:
+            properties = link.connection.remote_properties or {}
+            product = properties.get("product") or properties.get(symbol("product"))
+        except Exception:   # a peer's properties proton cannot give: not RabbitMQ's
+            return ()
+        if str(product) != "RabbitMQ":
+            return ()
+        keys = tuple(key for key, value in asked.items()
+                     if _descriptor_symbol(value) in STREAM_ONLY)
+        if keys and self.unproven == "warn":
+            LOG.warning("RabbitMQ echoed %s of link %s, which it applies on streams only: "
+                        "unless %s is a stream, every message arrives (check its type with "
+                        "the management API; stream=True says it is one)", ", ".join(keys),
+                        link.name, link.source.address)
+        return keys
 
     def _compile(self, asked: dict[str, Any]) -> None:
         result = negotiate(asked, self.dialect, limits=self.limits,
@@ -191,6 +248,16 @@ class EchoCheck:
             delivery.update(delivery_class.MODIFIED)
             delivery.settle()
         return True
+
+
+def _descriptor_symbol(value: Any) -> str | None:
+    """An asked entry's descriptor as filtex's name for it (None: none known)."""
+    if type(value) is not Described:
+        return None
+    try:
+        return descriptors.lookup(value.descriptor).name
+    except FilterError:
+        return None
 
 
 def _raise_refusal(result: Negotiation) -> None:
@@ -281,11 +348,13 @@ class VerifiedFilter:
 
     def __init__(self, filters: Mapping[Any, Any] | None = None, *, dialect: Dialect = "amqp",
                  on_mismatch: Mismatch = "detach", always_filter: bool = False,
-                 limits: Limits | None = None, unmatched: str = "released") -> None:
+                 limits: Limits | None = None, unmatched: str = "released",
+                 stream: bool | None = None, unproven: Unproven = "warn") -> None:
         self.filters = dict(filters or {})
         if self.filters:   # the receiver's own filters are checked here, before any attach
             _raise_refusal(negotiate(self.filters, dialect, limits=limits, delegate=DELEGATED))
-        self.settings = (dialect, on_mismatch, always_filter, limits, unmatched)
+        self.settings = (dialect, on_mismatch, always_filter, limits, unmatched, stream,
+                         unproven)
         EchoCheck(*self.settings)   # the settings are checked now, not at the attach
         self.check: EchoCheck | None = None
 
@@ -322,6 +391,8 @@ class VerifiedConsumer:
     filtex_always_filter: bool = False
     filtex_limits: Limits | None = None
     filtex_unmatched: str = "released"
+    filtex_stream: bool | None = None      # the source is a stream (RabbitMQ: echoes prove)
+    filtex_unproven: Unproven = "warn"      # else, for RabbitMQ: warn, detach or filter here
 
     def _filtex_check(self, link: Any) -> EchoCheck | None:
         try:
@@ -336,7 +407,8 @@ class VerifiedConsumer:
                 or self._filtex_check(link) is not None:
             return   # (proton dispatches again an event whose handler raised)
         check = EchoCheck(self.filtex_dialect, self.filtex_on_mismatch,
-                          self.filtex_always_filter, self.filtex_limits, self.filtex_unmatched)
+                          self.filtex_always_filter, self.filtex_limits, self.filtex_unmatched,
+                          self.filtex_stream, self.filtex_unproven)
         link.filtex_check = check
         check.check(link)
 

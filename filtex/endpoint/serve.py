@@ -22,14 +22,18 @@ holds up another's attach and a reader that never reads holds only that. The
 container runs under a ``reactor.Supervisor``: an unexpected error closes its
 connection with ``amqp:internal-error`` and the peer goes on.
 
-The RabbitMQ profile also copies what RabbitMQ's own client checks: the
-connection's ``product``/``version`` properties, the ``x-stream-offset``
-annotation on stream deliveries, the offset specs (``first``, ``last``,
-``next``, an offset, a timestamp: the files' messages count as written when the
-peer started), and the Bloom-filter entries, applied per message exactly
-(``rabbitmq:stream-filter`` values against the ``x-stream-filter-value``
-annotation, ``rabbitmq:stream-match-unfiltered`` for messages without one): a
-broker's Bloom filter may let more through, never fewer.
+The RabbitMQ profiles (``rabbitmq``, the newest release, ``rabbitmq-4.2``,
+``rabbitmq-4.3``) also copy what RabbitMQ does: its client's checks of the
+connection (``product``, ``version``), the ``x-stream-offset`` annotation on
+stream deliveries, the release's reading of the filter set (``rabbitmq``), the
+offset specs (``first``, ``last``, ``next``, an offset, a timestamp, a max-age
+such as ``10m``: the files' messages count as written when the peer started),
+the Bloom filter of ``rabbitmq:stream-filter`` values applied per chunk, as
+RabbitMQ does (``bloom``: a chunk holding a value asked for is delivered
+whole, other values included; the files' chunks are ``chunk_size`` messages,
+or RabbitMQ's writer batches, 32 doubling to 8,192; a message sent to a stream
+is a chunk of its own), and filters on a queue echoed but not applied
+(RabbitMQ applies them on streams only; ``apply_queue_filters`` applies them).
 """
 from __future__ import annotations
 
@@ -38,10 +42,11 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from proton import Condition, Delivery, Endpoint, Link, timestamp
+from proton import Condition, Delivery, Endpoint, Link
 from proton.handlers import IncomingMessageHandler, MessagingHandler, OutgoingMessageHandler
 from proton.reactor import Container
 
+from ..compiler import compile_filter_set
 from ..forms import view
 from ..limits import RESOURCE_LIMIT, Limits
 from ..names import Dialect
@@ -52,7 +57,10 @@ from .profiles import Policy, Profile, get_profile
 from .reactor import GuardedAcceptor, Supervisor, polling_container
 from .rewrite import annotated, readable, redelivered
 from .sender import FilteringSender, refuse
-from .streams import MATCH_UNFILTERED, OFFSET_SPEC, STREAM_FILTER, ValueStage, descriptor_name
+from .bloom import DEFAULT_SIZE, SIZES, Matcher, chunk_filter, writer_batches
+from .rabbitmq import RABBITMQ_4_2
+from .streams import (MATCH_UNFILTERED, OFFSET_SPEC, STREAM_FILTER, ValueStage,
+                      descriptor_name, stream_filter_value)
 from .wire import peer_text, shown
 
 LOG = logging.getLogger("filtex.serve")
@@ -77,7 +85,9 @@ class Peer(FilteringSender, MessagingHandler):
                  profile: Profile | str = "spec", dialect: Dialect | None = None,
                  policy: Policy | None = None, limits: Limits | None = None,
                  why: bool = False, ready: Callable[[str, int], object] | None = None,
-                 max_frame: int | None = None, bounds: ServeLimits | None = None) -> None:
+                 max_frame: int | None = None, bounds: ServeLimits | None = None,
+                 chunk_size: int | None = None, bloom_size: int = DEFAULT_SIZE,
+                 apply_queue_filters: bool | None = None) -> None:
         MessagingHandler.__init__(self, prefetch=0, auto_accept=False)
         # the peer reads each delivery's bytes and each outcome itself
         kept: Any = self.handlers
@@ -93,8 +103,16 @@ class Peer(FilteringSender, MessagingHandler):
         self.filtex_profile = self.rules
         self.filtex_dialect, self.filtex_policy, self.filtex_limits = dialect, policy, limits
         started = int(time.time() * 1000)
+        if bloom_size not in SIZES:
+            raise ValueError(f"bloom_size is {SIZES.start} to {SIZES.stop - 1} bytes, "
+                             f"not {bloom_size}")
+        self.bloom_size = bloom_size
+        self.apply_queue_filters = (self.rules.queue_filters_applied
+                                    if apply_queue_filters is None else apply_queue_filters)
+        self._every = compile_filter_set({})   # a queue reader's where filters are not applied
         self.logs: dict[str, Log] = {
-            a: Log(True, [Stored(d, None, started) for d in data])
+            a: Log(True, [Stored(d, None, started) for d in data],
+                   writer_batches(len(data), chunk_size if self.rules.chunked_values else 1))
             for a, data in self.streams.items()}
         self.consumers: dict[Any, Consumer] = {}
         self.receivers: dict[Any, str] = {}        # receiving link -> its address
@@ -239,8 +257,12 @@ class Peer(FilteringSender, MessagingHandler):
         log = self._log(address or "")
         assert result.filter is not None   # not refused
         self._consumer_ids += 1
-        consumer = Consumer(self._consumer_ids, link, address or "", result.filter, log)
-        self._delegated(consumer, result, log)
+        applied = result.filter
+        if not log.stream and not self.apply_queue_filters:
+            applied = self._every   # echoed, not applied (RabbitMQ: streams only)
+        consumer = Consumer(self._consumer_ids, link, address or "", applied, log)
+        if log.stream:
+            self._delegated(consumer, result, log)
         log.readers[consumer] = None
         self.consumers[link] = consumer
 
@@ -269,16 +291,34 @@ class Peer(FilteringSender, MessagingHandler):
         return log
 
     def _delegated(self, consumer: Consumer, result: Negotiation, log: Log) -> None:
-        """Apply the entries the broker interprets itself (RabbitMQ's)."""
-        consumer.values = ValueStage.of(result.delegated)
+        """Apply the stream options the broker interprets itself (RabbitMQ's):
+        its first offset spec in the set, and its stream-filter values exactly
+        per message, or per chunk by the chunks' Bloom filters as RabbitMQ does."""
+        stage = ValueStage.of(result.delegated)
+        if stage is not None and self.rules.chunked_values:
+            if stage.values is not None:   # RabbitMQ ignores match-unfiltered alone
+                consumer.chunks = Matcher(stage.values, stage.match_unfiltered,
+                                          self.bloom_size)
+        else:
+            consumer.values = stage
+        placed = False
         for key, value in result.delegated.items():
             descriptor = descriptor_name(value)
-            if descriptor == OFFSET_SPEC:
-                if consumer.stream:
-                    consumer.cursor = _offset(value.value, log)
-            elif descriptor not in (STREAM_FILTER, MATCH_UNFILTERED):
+            if descriptor == OFFSET_SPEC and not placed:
+                placed = True
+                consumer.cursor = self._offset(value.value, log)
+            elif descriptor not in (OFFSET_SPEC, STREAM_FILTER, MATCH_UNFILTERED):
                 LOG.info("delegated entry %s (%s) is not applied by this peer", key[:100],
                          descriptor)
+
+    def _offset(self, spec: Any, log: Log) -> int:
+        """Where an offset spec starts reading ``log``: as the profile's
+        RabbitMQ release reads it, else as RabbitMQ 4.2 did."""
+        release = self.rules.session or RABBITMQ_4_2
+        chunks = log.chunk_starts
+        arrived = [stored.arrived if (stored := log.get(start)) is not None else 0
+                   for start in chunks]
+        return release.offset(spec, chunks, arrived, len(log), int(time.time() * 1000))
 
     def on_link_opened(self, event: Any) -> None:
         super().on_link_opened(event)
@@ -654,7 +694,26 @@ class Peer(FilteringSender, MessagingHandler):
         if self._views.pop(stored, None) is not None:
             self._view_bytes -= len(stored.data)
 
+    def _chunk_filter(self, log: Log, index: int) -> int | None:
+        """The Bloom filter of ``log``'s chunk ``index``, made when first read."""
+        found = log.chunk_filters.get(index, -1)
+        if found != -1:
+            return found
+        values = []
+        for offset in log.chunk_range(index):
+            stored = log.get(offset)
+            value = stream_filter_value(self._view(stored)) if stored is not None else None
+            values.append(value.encode("utf-8", "surrogatepass") if value is not None else None)
+        made = log.chunk_filters[index] = chunk_filter(values, self.bloom_size)
+        return made
+
     def _passes(self, consumer: Consumer, stored: Stored, receiving: int, offset: int) -> bool:
+        if consumer.chunks is not None:
+            index = consumer.log.chunk(offset)
+            if not consumer.chunks.passes(self._chunk_filter(consumer.log, index)):
+                self._skip(consumer, offset, f"chunk {index}: no value asked for "
+                           "(rabbitmq:stream-filter, per chunk)")
+                return False
         message = self._view(stored)
         refused = consumer.values.refusal(message) if consumer.values is not None else None
         if refused is not None:
@@ -702,22 +761,6 @@ class _Deadline:
                           "(header_timeout)")
         elif self.waiting_for == "close" or (connection.state & Endpoint.LOCAL_CLOSED):
             self.peer.cut(connection, "closed by the peer, not answered in time")
-
-
-def _offset(spec: Any, log: Log) -> int:
-    """Where a RabbitMQ offset spec starts reading a stream of ``len(log)``."""
-    if spec == "first":
-        return 0
-    if spec == "last":
-        return max(len(log) - 1, 0)
-    if spec == "next":
-        return len(log)
-    if type(spec) is timestamp:
-        return next((i for i, s in enumerate(log.entries)
-                     if s is not None and s.arrived >= int(spec)), len(log))
-    if isinstance(spec, int) and not isinstance(spec, bool):
-        return min(max(int(spec), 0), len(log))
-    return 0
 
 
 __all__ = ["Peer", "annotated"]
