@@ -389,14 +389,15 @@ def test_views_of_settled_messages_are_not_kept(tmp_path):
     with Peer("--max-queue-bytes", str(64 * MIB), "--max-stored-bytes",
               str(64 * MIB)) as big:
         after = []
-        for _ in range(5):
+        for _ in range(10):
             send(big.url("q"), [Message(properties={"n": n}, body=b"x" * (4 * MIB))
                                 for n in range(6)])
             run(_Settler(big.url("q"), {}, 6))
             after.append(big.rss())
-        # the first round sets the high-water mark (queue, views, proton's buffers);
-        # the next four add nothing (the old peer: 24 MiB each)
-        assert after[-1] - after[0] < 24 * MIB, [(a - after[0]) >> 20 for a in after]
+        # the first round sets the high-water mark (queue, views, proton's buffers),
+        # which the buffers in flight at each reading move by some tens of MiB; the
+        # old peer kept 24 MiB more every round (216 MiB over the next nine)
+        assert max(after) - after[0] < 120 * MIB, [(a - after[0]) >> 20 for a in after]
         assert big.alive() and "Traceback" not in big.log()
 
 

@@ -41,6 +41,7 @@ from ..filter import Filter
 from ..limits import RESOURCE_LIMIT, Limits, check_limits
 from ..names import DIALECT_NAMES, Dialect
 from .profiles import SPEC, Policy, Profile, get_profile
+from .rabbitmq import STREAM_PREFIX
 
 LOG = logging.getLogger("filtex.endpoint")
 
@@ -235,6 +236,8 @@ def _entry(key: str, value: Any, raw: Any, dialect: Dialect, rules: Profile,
             compile_filter(value, dialect, limits=limits)
         ftype = descriptors.lookup(raw)
     except FilterError as error:
+        if raw is None and isinstance(value, (str, bytes, int, float, list)):
+            return _plain_value(key, value), rules.invalid, error
         unknown = error.condition == NOT_IMPLEMENTED
         message = (rules.describe_unknown(key, _shown(raw)) if unknown
                    else rules.describe_invalid(key, error))
@@ -255,6 +258,19 @@ def _entry(key: str, value: Any, raw: Any, dialect: Dialect, rules: Profile,
                       rules.describe_invalid(key, error), error.line, error.column,
                       error.problem), policy, error)
     return Entry(key, "accepted", ftype.name), rules.invalid, compiled
+
+
+def _plain_value(key: str, value: Any) -> Entry:
+    """An entry that is no described value: refused with what it is (no text,
+    so no line and column), and where RabbitMQ reads such a value, which
+    profile copies it."""
+    problem = (f"a plain {type(value).__name__[:40]} is no filter (a filter is a described "
+               "value)")
+    if key.startswith(STREAM_PREFIX):
+        problem += ("; RabbitMQ 4.1 and 4.2 read a plain value under this key as described "
+                    "(the rabbitmq-4.2 profile)")
+    return Entry(key, "refused", "(none)", INVALID_FIELD, f"filter {_key_shown(key)}: {problem}",
+                 None, None, problem)
 
 
 class _EchoBudget:
