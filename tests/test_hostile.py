@@ -129,7 +129,7 @@ NAMES = {"Exception", "dict", "evaluate", "matches", "float", "int", "isinstance
          "message", "receiving_connection", "str", "_mode", "_v", "_", "_header",
          "_delivery_annotations", "_message_annotations", "_properties",
          "_application_properties", "_footer", "_adapted", "_amqp_value", "_amqp_sequence"}
-ATTRIBUTES = {"__class__", "endswith", "get", "lower", "startswith", "upper",
+ATTRIBUTES = {"__class__", "endswith", "get", "index", "lower", "startswith", "upper",
               "casefold"} | set(PROTOCOL)
 
 

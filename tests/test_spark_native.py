@@ -375,8 +375,16 @@ def test_like_patterns_in_every_form(spark, patterns, strings):
     """Every LIKE pattern form (anchors, several %, _ between them, astral and
     newline characters) over strings: the same verdicts as the per-message engine."""
     messages = [filtex.Message(application_properties={"s": s}) for s in strings]
-    filters = [filtex.compile_sql(f"s LIKE {filtex.quote_string(p)}") for p in patterns]
-    filters += [filtex.compile_sql(f"s NOT LIKE {filtex.quote_string(p)}") for p in patterns]
+    filters = []
+    for dialect in ("amqp", "rabbitmq"):   # rabbitmq: one line, a final line feed left out
+        for p in patterns:
+            for negation in ("", "NOT "):
+                try:
+                    filters.append(filtex.compile_sql(
+                        f"s {negation}LIKE {filtex.quote_string(p)}", dialect))
+                except filtex.FilterError:   # RabbitMQ's strings hold no line feed
+                    pass
+    assert len(filters) >= 2 * len(patterns)
     assert_agree(spark_table(spark, messages), filters, messages)
 
 

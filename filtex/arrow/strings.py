@@ -38,7 +38,13 @@ def vectorised(node: ast.Node, semantics: Any, dictionary: pa.Array) -> np.ndarr
     form = text_form(node, semantics)
     if form is None:
         return None
-    if form.kind == "like":
+    if form.kind == "like" and form.single_line is not None:
+        line = pc.if_else(pc.ends_with(dictionary, "\n"),
+                          pc.utf8_slice_codeunits(dictionary, 0, -1), dictionary)
+        found = pc.and_(pc.and_(pc.invert(pc.match_substring(line, "\n")),
+                                pc.less_equal(pc.utf8_length(line), form.single_line)),
+                        pc.match_like(line, like_pattern(form.arg)))
+    elif form.kind == "like":
         found = pc.match_like(dictionary, like_pattern(form.arg))
     elif form.kind == "cmp":
         op, text = form.arg

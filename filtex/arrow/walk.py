@@ -101,7 +101,7 @@ def _tags_of(field: tuple[str, Any]) -> frozenset[int]:
 def _text(compiled: Any) -> tuple[str, list[bytes], bool]:
     """The atom's text form as the kernel's kind, constants and negation."""
     form = text_form(compiled.atom.node, compiled.atom.semantics)
-    if form is None:
+    if form is None or form.single_line is not None:   # lines: the string tables' kernels
         raise _NoWalk
     if form.kind == "cmp":
         op, text = form.arg

@@ -118,6 +118,13 @@ class Semantics:
         generator's string tests); the dialect's own ``like_matcher`` otherwise."""
         return True
 
+    def single_line_like(self, segments: list) -> int | None:
+        """For a pattern that is no ``plain_like``: if the dialect's match is plain
+        LIKE on one line (PCRE's ``^...$``: one final line feed left out, any other
+        failing the match), the longest such line that can match; None otherwise.
+        The batch engines and Spark write it with their own string kernels."""
+        return None
+
     def like_inline(self, segments: list) -> str | None:
         """For a pattern that is no ``plain_like``, a Python expression template
         of the dialect's match (``{s}`` the subject, ``{needle}`` its one literal

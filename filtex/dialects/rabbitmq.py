@@ -115,6 +115,13 @@ def within_match_limit(segments: list, text: str, limit: int = MATCH_LIMIT) -> b
     return 2 + wildcards + len(text) - fixed <= limit and wildcards < limit
 
 
+def longest_match(segments: list, limit: int = MATCH_LIMIT) -> int:
+    """The longest subject ``within_match_limit`` accepts (-1: none)."""
+    wildcards = len(segments) - 1
+    fixed = sum(len(segment) for segment in segments)
+    return limit - 2 - wildcards + fixed if wildcards < limit else -1
+
+
 def pcre_subject(text: str) -> str | None:
     """The part of ``text`` RabbitMQ's regular expression (``^...$``, PCRE's
     defaults) must match: ``_`` and ``%`` stand for ``.``, which matches no line
@@ -152,10 +159,13 @@ class RabbitMQ(Lenient):
     def plain_like(self, segments: list) -> bool:
         return not regex_path(segments)
 
+    def single_line_like(self, segments: list) -> int | None:
+        return longest_match(segments)
+
     def like_inline(self, segments: list) -> str | None:
         if len(segments) == 3 and not segments[0] and not segments[2] and segments[1] \
                 and None not in segments[1]:   # '%x%': x somewhere, no LF but a final one
-            longest = MATCH_LIMIT - 4 + len(segments[1])   # within_match_limit's bound
+            longest = longest_match(segments)
             return ("{needle} in {s} and ('\\n' not in {s} or "
                     "{s}.index('\\n') == len({s}) - 1) and "
                     f"len({{s}}) - ({{s}}[-1:] == '\\n') <= {longest}")

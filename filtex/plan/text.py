@@ -27,10 +27,14 @@ def _strings(node: ast.Node) -> list[str] | None:
 class TextForm(NamedTuple):
     """A predicate on the field whose answer for a string is plain text
     matching: ``kind`` ``like`` (``arg``: segments, ``_`` as None), ``cmp``
-    (``arg``: (op, text)) or ``in`` (``arg``: texts); ``negate`` flips it."""
+    (``arg``: (op, text)) or ``in`` (``arg``: texts); ``negate`` flips it.
+    ``single_line``: LIKE on one line of at most this many characters (the
+    dialect's ``single_line_like``: one final line feed left out first), None
+    for LIKE of the whole string."""
     kind: str
     arg: Any
     negate: bool
+    single_line: int | None = None
 
 
 def text_form(node: ast.Node, semantics: Any) -> TextForm | None:
@@ -48,9 +52,12 @@ def text_form(node: ast.Node, semantics: Any) -> TextForm | None:
                                    semantics.like_escapes)
         except PatternError:
             return None
+        single_line = None
         if not semantics.plain_like(segments):
-            return None   # the dialect's own matching (RabbitMQ's regular expressions)
-        return TextForm("like", segments, negate ^ node.negated)
+            single_line = semantics.single_line_like(segments)
+            if single_line is None:
+                return None   # the dialect's own matching, with no text form
+        return TextForm("like", segments, negate ^ node.negated, single_line)
     if isinstance(node, ast.Compare):
         left, right, op = node.left, node.right, node.op
         if isinstance(left, ast.Literal):

@@ -29,6 +29,12 @@ def _spark_text(form: TextForm, child: str) -> str:
     elif form.kind == "cmp":
         op, text = form.arg
         test = f"{child} {op} {S.string(text)}"
+    elif form.single_line is not None:   # one line: a final line feed left out, no other
+        line = (f"CASE WHEN endswith({child}, {S.string(chr(10))}) "
+                f"THEN substring({child}, 1, char_length({child}) - 1) ELSE {child} END")
+        test = S.all_of([f"instr({line}, {S.string(chr(10))}) = 0",
+                         f"char_length({line}) <= {form.single_line}",
+                         _like_text(form.arg, line)])
     else:
         test = _like_text(form.arg, child)
     return f"NOT ({test})" if form.negate else f"({test})"
@@ -91,7 +97,7 @@ def _implied_text(form: TextForm, pushable: str | None) -> str | None:
         if c is None:
             break
         prefix += c
-    if len(form.arg) == 1 and len(prefix) == len(form.arg[0]):
+    if len(form.arg) == 1 and len(prefix) == len(form.arg[0]) and form.single_line is None:
         return f"{pushable} = {S.string(prefix)}"
     return f"startswith({pushable}, {S.string(prefix)})" if prefix else None
 
