@@ -60,6 +60,7 @@ def spark():
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.caseSensitive", "true")
+               .config("spark.driver.memory", "2g")
                .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     yield session

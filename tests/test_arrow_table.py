@@ -94,13 +94,19 @@ def test_one_table_per_dialect_gives_every_verdict_row_by_row(dialect, dialect_t
                 == [want], case["id"]
 
 
+SHARDS = range(4)
+"""The cases of the whole-table tests in four shards: each shard's filters over all the
+messages (the test workers share the shards out)."""
+
+
+@pytest.mark.parametrize("shard", SHARDS)
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_every_filter_over_the_whole_table(dialect, dialect_tables):
+def test_every_filter_over_the_whole_table(dialect, shard, dialect_tables):
     """Every case's filter over all the dialect's messages in one table (tags of
     every type mixed in a column), row by row against the per-message engine."""
     cases, table = dialect_tables[dialect]
     messages = [filtex.message_from_json(c["message"]) for c in cases]
-    for case in cases:
+    for case in cases[shard::len(SHARDS)]:
         flt = compile_case(case)
         want = [flt.evaluate(m, receiver(case)) for m in messages]
         got = fa.evaluate(flt, table, receiver(case))
@@ -113,8 +119,9 @@ def test_every_filter_over_the_whole_table(dialect, dialect_tables):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("shard", SHARDS)
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_every_filter_over_the_encoded_messages(dialect, dialect_tables):
+def test_every_filter_over_the_encoded_messages(dialect, shard, dialect_tables):
     """The same through the binary-column path: all the dialect's messages
     AMQP-encoded in one column, decoded by the numba decoder to what each
     filter reads, evaluated by its kernels; undecodable rows from their bytes."""
@@ -122,7 +129,7 @@ def test_every_filter_over_the_encoded_messages(dialect, dialect_tables):
     cases, _ = dialect_tables[dialect]
     encoded = [bytes(encode_message(filtex.message_from_json(c["message"]))) for c in cases]
     column = pa.array(encoded, pa.binary())
-    for case in cases:
+    for case in cases[shard::len(SHARDS)]:
         flt = compile_case(case)
         want = [flt.evaluate(raw, receiver(case)) for raw in encoded]
         got = fa.evaluate_encoded(flt, column, receiver(case))

@@ -64,9 +64,15 @@ def _check(df, rows, messages, pairs):
             [w is True for w, k in zip(want, kept) if k is not None], case["id"]
 
 
+SHARDS = range(4)
+"""The distinct filters in four shards, each over every message (the test workers share
+the shards out)."""
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("shard", SHARDS)
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_every_conformance_filter_over_its_dialects_messages(interpreted, dialect):
+def test_every_conformance_filter_over_its_dialects_messages(interpreted, dialect, shard):
     """Rows without residual entries form one DataFrame (no residual columns:
     native expressions, and the UDF only for what they cannot answer), the few
     with them another (their rows take the UDF). Each distinct filter gives its
@@ -84,7 +90,7 @@ def test_every_conformance_filter_over_its_dialects_messages(interpreted, dialec
             assert any(n.endswith("_rest") for n in part.column_names) is wanted
             parts.append((interpreted.createDataFrame(part).cache(), rows))
     messages = [filtex.message_from_json(c["message"]) for c in cases]
-    filters = _distinct(cases)
+    filters = _distinct(cases)[shard::len(SHARDS)]
     with ThreadPoolExecutor(2) as pool:
         jobs = [pool.submit(_check, df, rows, messages, filters[start:start + COLUMNS_A_SELECT])
                 for start in range(0, len(filters), COLUMNS_A_SELECT) for df, rows in parts]
