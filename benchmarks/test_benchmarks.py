@@ -1,4 +1,4 @@
-"""pytest-benchmark suite: ``python -m pytest benchmarks --benchmark-enable``.
+"""pytest-benchmark suite: ``python -m pytest benchmarks -n 0 --benchmark-enable``.
 
 Each filter is one group with three members (compiled, hand-written,
 reference), so pytest-benchmark's group table shows them side by side; one
