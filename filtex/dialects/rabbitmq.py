@@ -110,13 +110,12 @@ def within_match_limit(segments: list, text: str, limit: int = MATCH_LIMIT) -> b
     PCRE 8.45, the library of OTP 26 and 27 too; exact on 264,528 cases).
     The ``k``-th ``%`` runs ``k`` calls deep, under ``match_limit_recursion``
     (the same 50,000: no filter RabbitMQ takes has that many ``%``)."""
-    wildcards = len(segments) - 1
-    fixed = sum(len(segment) for segment in segments)
-    return 2 + wildcards + len(text) - fixed <= limit and wildcards < limit
+    return len(text) <= longest_match(segments, limit)
 
 
 def longest_match(segments: list, limit: int = MATCH_LIMIT) -> int:
-    """The longest subject ``within_match_limit`` accepts (-1: none)."""
+    """The longest subject within the match limit (``2 + wildcards + length - fixed
+    <= limit``, fewer wildcards than the limit); -1: none."""
     wildcards = len(segments) - 1
     fixed = sum(len(segment) for segment in segments)
     return limit - 2 - wildcards + fixed if wildcards < limit else -1
