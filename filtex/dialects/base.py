@@ -138,8 +138,9 @@ class Semantics:
 
     def inline_derived(self, compute: Callable) -> str | None:
         """A Python expression template computing a derived value (a JMS header)
-        inline: ``{0}``, ``{1}``... are the fields' values, ``{slow}`` the call of
-        ``compute`` itself; None when only the call does it."""
+        inline: ``{0}``, ``{1}``... are the fields' values (one used once is read
+        where it is used), ``{slow}`` the call of ``compute`` itself, ``{tmp}`` a
+        fresh temporary; None when only the call does it."""
         return None
 
     def check_property_filter(self, section: str, entries: Any) -> None:

@@ -84,9 +84,11 @@ def rabbitmq_priority(header: Any, annotation: Any) -> Any:
     return annotation
 
 
-# the same as generated code writes it (a template of this module, never of filter text)
-RABBITMQ_INLINE = {rabbitmq_priority: "{0} if {0} is not None else ({1} if {1} is not None "
-                                      "and {1} is not True and {1} is not False else 4)"}
+# the same as generated code writes it (a template of this module, never of filter text):
+# the annotation read only when the header has no priority
+RABBITMQ_INLINE = {rabbitmq_priority: "{0} if {0} is not None else ({tmp} if ({tmp} := {1}) is "
+                                      "not None and {tmp} is not True and {tmp} is not False "
+                                      "else 4)"}
 RABBITMQ_PRIORITY_FIELDS = (("header", "priority"), ("message_annotations", "x-basic-priority"))
 
 
@@ -165,9 +167,9 @@ class RabbitMQ(Lenient):
         if len(segments) == 3 and not segments[0] and not segments[2] and segments[1] \
                 and None not in segments[1]:   # '%x%': x somewhere, no LF but a final one
             longest = longest_match(segments)
-            return ("{needle} in {s} and ('\\n' not in {s} or "
-                    "{s}.index('\\n') == len({s}) - 1) and "
-                    f"len({{s}}) - ({{s}}[-1:] == '\\n') <= {longest}")
+            return ("{needle} in {s} and ('\\n' not in {s} and "
+                    f"len({{s}}) <= {longest} or {{s}}[-1:] == '\\n' and "
+                    f"'\\n' not in {{s}}[:-1] and len({{s}}) <= {longest + 1})")
         return None
 
     def like_matcher(self, pattern: str, escape: str | None) -> Any:

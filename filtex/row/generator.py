@@ -333,7 +333,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         if not isinstance(node, ast.Field) or node.default is not None or \
                 ("field", node.section, node.key, node.default) in self._fields:
             return self.value(node)
-        section = self.section(node.section)
+        section = self._sections.get(node.section) or self.accessor.section(node.section)
         return f"({self.accessor.field(node.section, section, self.key(node.key))})"
 
     def visit_Body(self, node: ast.Body) -> str:
@@ -346,7 +346,9 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
                 for i, arg in enumerate(node.args)]
         var = self.temp()
         slow = f"{self.hoist('derived', node.compute)}({', '.join(args)})"
-        self.emit(f"{var} = {slow if template is None else template.format(*args, slow=slow)}")
+        if template is not None:
+            slow = template.format(*args, slow=slow, tmp=self.temp())
+        self.emit(f"{var} = {slow}")
         if template is not None and node.typ == "string":
             self.exact_strings.add(var)   # the dialect's template makes only str
         return var
