@@ -143,6 +143,13 @@ class Semantics:
         fresh temporary; None when only the call does it."""
         return None
 
+    def first_present_rest(self, compute: Callable) -> Callable | None:
+        """For a derived value that is its first field where that field is not null,
+        and otherwise a function of the other fields, that function (the batch
+        engines split a predicate of it into the two cases, one field each); None
+        for any other."""
+        return None
+
     def check_property_filter(self, section: str, entries: Any) -> None:
         """What the dialect refuses in a property filter beyond filtex 4.1."""
 

@@ -84,6 +84,11 @@ def rabbitmq_priority(header: Any, annotation: Any) -> Any:
     return annotation
 
 
+def rabbitmq_priority_without_header(annotation: Any) -> Any:
+    """``h.priority`` of a message whose header has no priority."""
+    return rabbitmq_priority(None, annotation)
+
+
 # the same as generated code writes it (a template of this module, never of filter text):
 # the annotation read only when the header has no priority
 RABBITMQ_INLINE = {rabbitmq_priority: "{0} if {0} is not None else ({tmp} if ({tmp} := {1}) is "
@@ -156,6 +161,9 @@ class RabbitMQ(Lenient):
 
     def inline_derived(self, compute: Any) -> str | None:
         return RABBITMQ_INLINE.get(compute)
+
+    def first_present_rest(self, compute: Any) -> Any:
+        return rabbitmq_priority_without_header if compute is rabbitmq_priority else None
 
     def plain_like(self, segments: list) -> bool:
         return not regex_path(segments)

@@ -102,6 +102,9 @@ def plan(tree: ast.Node, semantics: Any) -> Plan:
             return ("not", split(node.operand, rules))
         fields = fields_read(node)
         if len(fields) > 1:
+            cases = first_present_cases(node, rules)
+            if cases is not None:
+                return split(cases, rules)
             form = arith_form(node, rules)
             if form is None:
                 raise _TwoFields(node)
@@ -120,6 +123,32 @@ def plan(tree: ast.Node, semantics: Any) -> Plan:
     except RecursionError:
         return Plan(None, (), "the filter is nested too deeply for a kernel")
     return Plan(_canonical(shape), tuple(atoms))
+
+
+def first_present_cases(node: ast.Node, rules: Any) -> ast.Node | None:
+    """A predicate of a derived value that is its first field where present, else a
+    function of the others (``Semantics.first_present_rest``: RabbitMQ's
+    ``h.priority``), as its two cases: ``(EXISTS(f) AND p(f)) OR (NOT EXISTS(f) AND
+    p(rest))``. ``EXISTS`` of a header or properties field is "not null", exactly the
+    derived value's test, and two-valued, so the OR is the predicate whatever ``p``
+    answers; each case reads one field fewer. None where no such value is read."""
+    for sub in ast.walk(node):
+        if not isinstance(sub, ast.Derived) or len(sub.args) < 2:
+            continue
+        rest = rules.first_present_rest(sub.compute)
+        first = sub.args[0]
+        if rest is None or not isinstance(first, ast.Field) or first.default is not None \
+                or first.section not in ("header", "properties"):
+            continue
+        present = ast.Exists(ref=first, offset=sub.offset, typ="bool")
+        others = ast.Derived(name=sub.name, args=sub.args[1:], compute=rest,
+                             offset=sub.offset, typ=sub.typ)
+        return ast.Or(items=(
+            ast.And(items=(present, ast.substitute(node, sub, first)), typ="bool"),
+            ast.And(items=(ast.Not(operand=present, typ="bool"),
+                           ast.substitute(node, sub, others)), typ="bool")),
+            offset=node.offset, typ="bool")
+    return None
 
 
 def _junction(node: ast.Node) -> bool:

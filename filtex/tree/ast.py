@@ -260,6 +260,26 @@ MIRROR = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 """The comparison operator with its operands swapped: ``c < x`` is ``x > c``."""
 
 
+def substitute(node: Node, old: Node, new: Node) -> Node:
+    """``node`` with every subtree equal to ``old`` replaced by ``new``."""
+    if node == old:
+        return new
+    changes: dict[str, Any] = {}
+    for f in fields(node):
+        value = getattr(node, f.name)
+        if isinstance(value, Node):
+            replaced: Any = substitute(value, old, new)
+        elif isinstance(value, tuple) and any(isinstance(item, Node) for item in value):
+            items = tuple(substitute(item, old, new) if isinstance(item, Node) else item
+                          for item in value)
+            replaced = value if all(a is b for a, b in zip(items, value)) else items
+        else:
+            continue
+        if replaced is not value:
+            changes[f.name] = replaced
+    return replace(node, **changes) if changes else node
+
+
 def walk(node: Node) -> Iterator[Node]:
     """Every node of the tree, parents before children (iterative)."""
     stack = [node]
