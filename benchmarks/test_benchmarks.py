@@ -51,7 +51,7 @@ def test_evaluate_dialect(benchmark, case, variant):
 
 def test_compile_cold(benchmark):
     benchmark.group = "compile"
-    benchmark(compiler._compile_sql_cached.__wrapped__, LONG_FILTER, "amqp")
+    benchmark(compiler._compile_sql, LONG_FILTER, "amqp", compiler.DEFAULT_LIMITS, None)
 
 
 def test_compile_cache_hit(benchmark):
