@@ -93,7 +93,7 @@ def rabbitmq_priority_without_header(annotation: Any) -> Any:
 # the annotation read only when the header has no priority
 RABBITMQ_INLINE = {rabbitmq_priority: "{0} if {0} is not None else ({tmp} if ({tmp} := {1}) is "
                                       "not None and {tmp} is not True and {tmp} is not False "
-                                      "else 4)"}
+                                      f"else {RABBITMQ_DEFAULT_PRIORITY})"}
 RABBITMQ_PRIORITY_FIELDS = (("header", "priority"), ("message_annotations", "x-basic-priority"))
 
 
@@ -295,11 +295,12 @@ class RabbitMQ(Lenient):
         except PatternError:
             return None
 
-    @staticmethod
-    def like_bytes(subject: bytes, pattern: str, escape: str | None, negated: bool) -> bool | None:
+    def like_bytes(self, subject: bytes, pattern: str, escape: str | None,
+                   negated: bool) -> bool | None:
         """A binary subject: patterns with no ``_`` and at most one ``%`` match its
-        bytes; any other pattern needs it to be UTF-8 text (else unknown)."""
-        segments = segments_of(pattern, escape)
+        bytes; any other pattern needs it to be UTF-8 text (else unknown), matched
+        as a string is."""
+        segments = segments_of(pattern, escape, self.like_escapes)
         if not regex_path(segments):
             parts = ["".join(seg).encode("utf-8", "surrogatepass") for seg in segments]
             if len(parts) == 1:
@@ -309,14 +310,10 @@ class RabbitMQ(Lenient):
                          and subject.startswith(parts[0]) and subject.endswith(parts[1]))
             return found != negated
         try:
-            text = pcre_subject(subject.decode("utf-8"))
+            text = subject.decode("utf-8")
         except UnicodeDecodeError:
             return None
-        if text is None:
-            return negated
-        found = compile_like(pattern, escape, "escape-any")(text) and \
-            within_match_limit(segments, text)
-        return found != negated
+        return self.like_matcher(pattern, escape)(text) != negated
 
     # --- property filters (rabbit_amqp_filter_prop) ------------------------------------------
 
