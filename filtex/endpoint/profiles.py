@@ -17,7 +17,7 @@ from typing import Literal
 from ..errors import FilterError
 from ..names import Dialect
 from . import rabbitmq
-from .rabbitmq import Release
+from .rabbitmq import RABBITMQ_STREAM, Release
 
 Policy = Literal["detach", "omit"]
 POLICIES: tuple[Policy, ...] = ("detach", "omit")
@@ -25,8 +25,6 @@ POLICIES: tuple[Policy, ...] = ("detach", "omit")
 # entries brokers interpret themselves, by descriptor: passed through, echoed, and
 # left to the caller (RabbitMQ's stream offset and Bloom filter options, Azure
 # Service Bus's session filter, by symbol and by code)
-RABBITMQ_STREAM = ("rabbitmq:stream-offset-spec", "rabbitmq:stream-filter",
-                   "rabbitmq:stream-match-unfiltered")
 AZURE_SESSION = ("com.microsoft:session-filter", 0x00000137_0000000C)
 DELEGATED: tuple[str | int, ...] = RABBITMQ_STREAM + AZURE_SESSION
 

@@ -36,8 +36,9 @@ from typing import Any
 from proton import Described, symbol, timestamp
 
 STREAM_PREFIX = "rabbitmq:stream-"
-OFFSET_SPEC, STREAM_FILTER, MATCH_UNFILTERED = (
-    "rabbitmq:stream-offset-spec", "rabbitmq:stream-filter", "rabbitmq:stream-match-unfiltered")
+RABBITMQ_STREAM = ("rabbitmq:stream-offset-spec", "rabbitmq:stream-filter",
+                   "rabbitmq:stream-match-unfiltered")
+OFFSET_SPEC, STREAM_FILTER, MATCH_UNFILTERED = RABBITMQ_STREAM
 SQL_KEY = "sql-filter"
 SQL = "amqp:sql-filter"
 SECTIONS = {"amqp:properties-filter": "properties",

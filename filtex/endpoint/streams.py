@@ -18,9 +18,7 @@ from typing import Any
 from proton import Described, symbol
 
 from ..errors import EvaluationFailure
-from .profiles import RABBITMQ_STREAM
-
-OFFSET_SPEC, STREAM_FILTER, MATCH_UNFILTERED = RABBITMQ_STREAM
+from .rabbitmq import MATCH_UNFILTERED, OFFSET_SPEC, STREAM_FILTER
 _FILTER_VALUE = symbol("x-stream-filter-value")
 
 
