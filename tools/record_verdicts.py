@@ -14,7 +14,9 @@ decoded from the bytes), ``subscriptions`` (``Subscriptions.evaluate_all``),
 ``batch`` (a one-row message table, ``evaluate_batch``) and ``encoded`` (a
 one-cell binary column, ``evaluate_encoded``); ``--engines`` chooses. With
 ``--sources`` a line per conformance filter gives the SHA-256 of its generated
-row source. Random filters come from a small seeded grammar over fields of
+row source; with ``--reasons`` each line also gives the failure reason's text
+(``Filter.outcome``) and the explanation's (``Filter.explain``), so that a change
+to how failures are raised can show the words are the same. Random filters come from a small seeded grammar over fields of
 mixed types in all three dialects, plus described filters and filter sets.
 """
 from __future__ import annotations
@@ -116,13 +118,16 @@ def _in(engine: str, flt: filtex.Filter, msg: Any, receiver: Any, data: bytes | 
 
 
 def verdict(build: Callable[[], filtex.Filter], msg: Any, receiver: Any = None,
-            engines: tuple[str, ...] = ()) -> dict:
+            engines: tuple[str, ...] = (), reasons: bool = False) -> dict:
     try:
         flt = build()
     except filtex.FilterError as error:
         return {"refused": error.condition}
     outcome = flt.outcome(msg, receiver)
     row: dict[str, Any] = {"result": outcome.result, "failed": outcome.reason is not None}
+    if reasons and msg is not None:
+        row["reason"] = outcome.reason
+        row["explain"] = str(flt.explain(msg, receiver)) if flt.tree is not None else None
     data = _encoded(msg) if engines else None
     for engine in engines:
         row[engine] = _in(engine, flt, msg, receiver, data)
@@ -138,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
                              "engine on filtex.Message alone)")
     parser.add_argument("--sources", action="store_true",
                         help="also the SHA-256 of each conformance filter's generated source")
+    parser.add_argument("--reasons", action="store_true",
+                        help="also the outcome's reason and the explanation's text")
     parser.add_argument("--random", type=int, default=3000, help="random filters")
     args = parser.parse_args(argv)
     engines = tuple(e for e in args.engines.split(",") if e)
@@ -149,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         msg = filtex.message_from_json(case["message"]) if "message" in case else None
         receiver = (case.get("message") or {}).get("receiving-connection")
         row = verdict(lambda: compile_case(case), msg, receiver,
-                      engines if msg is not None else ())
+                      engines if msg is not None else (), args.reasons)
         out.write(json.dumps({"case": name, **row}) + "\n")
         if args.sources and "refused" not in row:
             source = compile_case(case).source
@@ -166,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         dialect = rng.choice(["amqp", "jms", "rabbitmq"])
         text = expression(rng, 3, dialect)
         msg = message(rng)
-        row = verdict(lambda: filtex.compile_sql(text, dialect), msg, None, engines)
+        row = verdict(lambda: filtex.compile_sql(text, dialect), msg, None, engines,
+                      args.reasons)
         out.write(json.dumps({"random": i, "dialect": dialect, "sql": text, **row}) + "\n")
         if i % 3 == 0:
             members = {f"f{j}": rng.choice(described + [("amqp:sql-filter", text)])
@@ -175,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
             for kind, build in (("set", lambda: filtex.compile_filter_set(members, dialect)),
                                 ("group", lambda: filtex.compile_filter(group, dialect))):
                 out.write(json.dumps({"random": i, "kind": kind,
-                                      **verdict(build, msg, None, engines)}) + "\n")
+                                      **verdict(build, msg, None, engines,
+                                                args.reasons)}) + "\n")
     if args.out:
         out.close()
     return 0
