@@ -4,7 +4,7 @@ conformance suite needs, and what a new one costs to compile, cold and from the 
 Every conformance case with a message is evaluated as a one-row message table
 and, per dialect, over one table of all that dialect's messages and over one
 column of them encoded (as ``tests/test_arrow_table.py`` does); the distinct
-kernel signatures requested (``kernel.cached`` keys) are counted by kind. Then,
+kernel signatures requested (``modules.cached`` keys) are counted by kind. Then,
 in fresh processes over an empty and then a filled kernel cache, the first
 evaluation of filters with new signatures is timed, over a message table (fused
 kernels) and over an encoded column (walking kernels; the walk itself is one C
@@ -36,19 +36,20 @@ def count() -> Counter:
     import filtex
     import filtex.arrow as fa
     from filtex.arrow import kernel
+    from filtex.codegen import modules
     from conformance_cases import load_cases
     from test_conformance import compile_case
     keys: set = set()
-    original = kernel.cached
+    original = modules.cached
 
     def spy(key, text, function):
         keys.add(key)
         return original(key, text, function)
-    kernel.cached = spy
+    kernel.cached = spy   # the name arrow.kernel calls
     import filtex.arrow.fused as fused
     import filtex.arrow.walk as walk
-    fused.kernels.cached = spy
-    walk.kernels.cached = spy
+    fused.modules.cached = spy
+    walk.modules.cached = spy
     cases = [c for _, c in load_cases() if "message" in c and c["expect"] != "invalid"]
     by_dialect: dict[str, list] = {}
     for case in cases:

@@ -217,11 +217,13 @@ def _guarded(build: Callable[[Dialect, Limits], Filter], dialect: Dialect, limit
 
 
 def cache_clear() -> None:
-    """Forget every compiled filter and LIKE matcher (for tests and long-lived
-    reconfiguration)."""
+    """Forget every compiled filter, LIKE matcher and kernel kept in memory
+    (for tests and long-lived reconfiguration)."""
+    from .codegen import modules
     from .runtime import patterns as like
     _cache.clear()
     like.cache_clear()
+    modules.clear()
 
 
 def cache_info() -> tuple[int, int]:

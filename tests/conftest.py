@@ -18,6 +18,9 @@ def engine(request):
 import os  # noqa: E402
 
 os.environ.setdefault("FILTEX_KERNEL_CACHE", str(Path(__file__).parent.parent / ".kernel-cache"))
+# The kernels are what the batch engine's tests test: compiled when first needed, never
+# answered by the per-message engine while they compile (tests/test_tiers.py tests that).
+os.environ.setdefault("FILTEX_COMPILE", "wait")
 
 
 def _spark_missing() -> str | None:

@@ -28,6 +28,7 @@ from proton import float32, int32, timestamp, ubyte, ulong  # noqa: E402
 import filtex  # noqa: E402
 import filtex.arrow as fa  # noqa: E402
 from filtex.arrow import kernel  # noqa: E402
+from filtex.codegen import modules  # noqa: E402
 from filtex.plan import intervals  # noqa: E402
 from filtex.plan.skeleton import plan  # noqa: E402
 from filtex.dialects import AMQP  # noqa: E402
@@ -272,13 +273,13 @@ def test_constants_and_tables_do_not_change_the_fused_kernel():
     source = [filtex.Message(application_properties={"c": v, "s": w}) for v, w in
               [(17, "EU-DE"), (4711, "US-CA"), ("x", None), (2.5, "EU-FR")]]
     table = fa.message_table(source)
-    kernel._memory.clear()
+    modules._memory.clear()
     agree(filtex.compile_sql("c = 17 AND s LIKE 'EU-%'"), table, source)
-    count = len(kernel._memory)
+    count = len(modules._memory)
     for text in ["c = 4711 AND s LIKE 'US-%'", "c = 99 AND s LIKE 'U_-CA'",
                  "c BETWEEN 1 AND 20 AND s = 'EU-FR'"]:
         agree(filtex.compile_sql(text), table, source)
-    assert len(kernel._memory) == count
+    assert len(modules._memory) == count
 
 
 def test_the_disk_cache_is_shared_by_processes(tmp_path):
@@ -420,13 +421,13 @@ def test_encoded_columns_filtered_and_tabled(tmp_path):
 def test_kernel_modules_in_sys_modules_are_bounded(monkeypatch):
     """Past MAX_MODULES the oldest kernel modules leave sys.modules; their
     kernels, asked for again, are imported again and still agree."""
-    monkeypatch.setattr(kernel, "MAX_MODULES", 2)
+    monkeypatch.setattr(modules, "MAX_MODULES", 2)
     source = [filtex.Message(application_properties={"a": i % 3, "b": i % 5}) for i in range(30)]
     table = fa.message_table(source)
     texts = ["a = 1 OR b = 2", "a = 1 AND b = 2", "NOT (a = 1 OR b = 2 OR a = 2)"]
     for _ in range(2):
         for text in texts:
-            kernel._memory.clear()
+            modules._memory.clear()
             agree(filtex.compile_sql(text), table, source)
     assert len([m for m in sys.modules if m.startswith("filtex_kernel_")]) <= 2
 

@@ -10,6 +10,7 @@ crash of that process, reported here, not of the test run.
 from __future__ import annotations
 
 import json
+import os
 import random
 import struct
 import subprocess
@@ -35,7 +36,10 @@ def _frames(raws: list[bytes]) -> bytes:
 def _run(engine: str, argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     done = subprocess.run([sys.executable, "-c", RUN, "match", "--engine", engine, *argv], cwd=cwd,
                           capture_output=True, text=True, timeout=600,
-                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin",
+                               **{k: os.environ[k] for k in ("FILTEX_KERNEL_CACHE",
+                                                             "FILTEX_COMPILE")
+                                  if k in os.environ}})
     assert "Traceback" not in done.stderr, done.stderr
     assert done.returncode in (0, 1, 2), (done.returncode, done.stderr)
     return done
@@ -114,15 +118,13 @@ def test_large_frames_and_small_chunks(tmp_path, monkeypatch):
             assert got == raws, (chunk, source)
 
 
-@pytest.mark.parametrize("engine, size, warm, expected", [
-    ("auto", 1000, True, False), ("auto", 2 << 20, True, True), ("auto", 2 << 20, False, False),
-    ("auto", 3 << 20, False, True), ("messages", 3 << 20, True, False),
-    ("batch", 1000, False, True)])
-def test_which_path_a_framed_file_takes(tmp_path, monkeypatch, capsys, engine, size, warm,
-                                        expected):
-    """``auto``: the batch engine for files of 1 MiB or more once its kernels are
-    compiled (a marker in the kernel cache says so), or for files past
-    ``COLD_BYTES`` (here 2.5 MiB) before; ``messages`` and ``batch`` as named."""
+@pytest.mark.parametrize("engine, size, expected", [
+    ("auto", 1000, False), ("auto", 2 << 20, True), ("messages", 3 << 20, False),
+    ("batch", 1000, True)])
+def test_which_path_a_framed_file_takes(tmp_path, monkeypatch, capsys, engine, size, expected):
+    """``auto``: the batch engine for files of 1 MiB or more (until its kernels
+    are compiled it answers per message: ``test_tiers.py``); ``messages`` and
+    ``batch`` as named."""
     import filtex.cli.frames as frames
     from filtex.cli import main
     raws = messages(40, 2)
@@ -130,19 +132,8 @@ def test_which_path_a_framed_file_takes(tmp_path, monkeypatch, capsys, engine, s
     (tmp_path / "in.amqp").write_bytes((one * (1 + size // len(one)))[:size] if size > len(one)
                                        else one)
     taken = []
-    monkeypatch.setattr(frames, "warm", lambda: warm)
-    monkeypatch.setattr(frames, "COLD_BYTES", 5 << 19)
     monkeypatch.setattr(frames, "read", lambda *a: taken.append(True))
     monkeypatch.chdir(tmp_path)
     main(["match", "--engine", engine, "--count", "a = 1", "in.amqp"])
     capsys.readouterr()
     assert bool(taken) is expected
-
-
-def test_a_batch_run_marks_the_kernel_cache_ready(tmp_path, monkeypatch):
-    import filtex.cli.frames as frames
-    from filtex.codegen import jit
-    monkeypatch.setattr(jit, "_directory", tmp_path)   # set_cache_directory, undone after
-    assert not frames.warm()
-    frames._mark_warm()
-    assert frames.warm() and list(tmp_path.glob("batch-ready-*"))

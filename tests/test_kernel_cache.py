@@ -200,9 +200,10 @@ def test_every_numba_function_of_filtex_is_compiled_through_jit():
 def test_a_pruned_module_is_written_again(tmp_path, monkeypatch):
     """Another process may prune a kernel module while this one imports it."""
     from filtex.arrow import kernel
-    monkeypatch.setattr(kernel, "cache_directory", lambda: tmp_path)
+    from filtex.codegen import modules
+    monkeypatch.setattr(modules, "cache_directory", lambda: tmp_path)
     text = kernel.source(("and", (("atom",), ("not", ("atom",)))))
-    real = kernel._write
+    real = modules._write
     calls = []
 
     def write_then_prune(path, source):   # the file vanishes after the first write
@@ -210,10 +211,10 @@ def test_a_pruned_module_is_written_again(tmp_path, monkeypatch):
         calls.append(path)
         if len(calls) == 1:
             path.unlink()
-    monkeypatch.setattr(kernel, "_write", write_then_prune)
+    monkeypatch.setattr(modules, "_write", write_then_prune)
     name = "filtex_kernel_pruned_test"
     try:
-        module = kernel._import(name, text)
+        module = modules._import(name, text)
         assert callable(module.kernel) and len(calls) == 2
     finally:
         sys.modules.pop(name, None)

@@ -21,7 +21,7 @@ from ..table.read import read, read_batches
 from .binary import can_walk, evaluate_encoded, from_amqp
 from .engine import BatchResult, evaluate, evaluate_batch, filter_table
 from ..table.flat import message_table_of
-from .kernel import cache_directory, set_cache_directory
+from ..codegen.jit import cache_directory, set_cache_directory
 from ..table.rows import RowMessage, batch_rows, evaluate_rows, messages
 from ..table.schema import METADATA_KEY, SCHEMA_VERSION, TAG_NAMES, message_schema
 

@@ -19,6 +19,7 @@ from .engine import BatchResult, evaluate
 from ..plan.skeleton import fields_read
 from ..table.schema import KEYED
 from .parallel import rows_of_words, set_verdicts, verdict_array
+from .tiered import tiered
 
 
 def keys_read(flt: Any) -> tuple[dict[str, list[str]], list[tuple], bool]:
@@ -50,13 +51,28 @@ def evaluate_encoded(flt: Any, column: Any, receiving_connection: Any = None, *,
     evaluated while walking the bytes (``walk.py``) when every atom has a
     byte-level form and ``walk`` is true, else decoded into columns first."""
     cells = _cells(column)
+    rc = receiving_connection
+    reason = prepared(flt).plan.reason if flt.tree is not None else "no tree"
+
+    def kernel(start: int) -> tuple[pa.BooleanArray, int]:
+        result = _by_kernels(flt, cells if not start else cells.slice(start), rc, walk)
+        return result.verdicts, result.fallback_rows
+
+    def by_message(lo: int, hi: int) -> list[bool | None]:
+        return [None if cell is None else flt.evaluate(cell, rc)
+                for cell in cells.slice(lo, hi - lo).to_pylist()]
+    verdicts, held, compiling = tiered(kernel, by_message, len(cells))
+    return BatchResult(verdicts, held + compiling, reason, compiling)
+
+
+def _by_kernels(flt: Any, cells: pa.Array, rc: Any, walk: bool) -> BatchResult:
     if walk and flt.tree is not None:
         from .walk import walked
         ready = prepared(flt)
-        lowered = walked(ready, receiving_connection)
+        lowered = walked(ready, rc)
         if lowered is not None:
-            return _walked(flt, ready, lowered, cells, receiving_connection)
-    return _decoded(flt, cells, receiving_connection)
+            return _walked(flt, ready, lowered, cells, rc)
+    return _decoded(flt, cells, rc)
 
 
 def can_walk(flt: Any, receiving_connection: Any = None) -> bool:

@@ -33,6 +33,7 @@ from ..table.sources import ArrowData, as_table, record_batches
 from ..tree.compiled import CompiledFilter
 from . import fused, passes
 from .row_path import row_by_row
+from .tiered import tiered
 
 
 
@@ -47,11 +48,13 @@ class BatchOptions(TypedDict, total=False):
 class BatchResult(NamedTuple):
     """A filter's verdicts over a table: ``verdicts`` is true, false or null
     (unknown) per row; ``fallback_rows`` counts the rows the per-message engine
-    evaluated; ``reason`` says why the filter has no kernel form (None when it
-    has one)."""
+    evaluated, of which ``compiling_rows`` while the kernels compiled in the
+    background (``tiered.py``); ``reason`` says why the filter has no kernel
+    form (None when it has one)."""
     verdicts: pa.BooleanArray
     fallback_rows: int
     reason: str | None = None
+    compiling_rows: int = 0
 
     @property
     def kernel(self) -> bool:
@@ -92,26 +95,34 @@ def evaluate(flt: CompiledFilter, data: ArrowData,
     run = ENGINES[engine]
     batches = _batches(data, mapping, nulls)
     ready = prepared(flt)
-    parts, held = [], 0
+    parts, held, compiling = [], 0, 0
+    rc = receiving_connection
     for batch in batches:
         batch, broken = _narrow(batch, ready.columns)
         if broken is not None:   # nothing of it can be read: every row is unknown
             parts.append(pa.nulls(batch.num_rows, pa.bool_()))
         elif ready.plan.shape is None:
-            verdicts = row_by_row(flt, batch, np.arange(batch.num_rows), receiving_connection)
+            verdicts = row_by_row(flt, batch, np.arange(batch.num_rows), rc)
             parts.append(pa.array(verdicts, pa.bool_()))
             held += batch.num_rows
         else:
-            verdicts, count = run(flt, ready, batch, receiving_connection, threads)
+            def kernel(start: int, batch: pa.RecordBatch = batch) -> tuple[pa.BooleanArray, int]:
+                part = batch if not start else batch.slice(start)
+                return run(flt, ready, part, rc, threads)
+
+            def by_message(lo: int, hi: int, batch: pa.RecordBatch = batch) -> list[bool | None]:
+                return row_by_row(flt, batch, np.arange(lo, hi), rc)
+            verdicts, count, waited = tiered(kernel, by_message, batch.num_rows)
             parts.append(verdicts)
-            held += count
+            held += count + waited
+            compiling += waited
     if not parts:
         verdicts = pa.array([], pa.bool_())
     elif len(parts) == 1:
         verdicts = parts[0]
     else:
         verdicts = pa.concat_arrays(parts)
-    return BatchResult(verdicts, held, ready.plan.reason)
+    return BatchResult(verdicts, held, ready.plan.reason, compiling)
 
 
 def _narrow(batch: pa.RecordBatch, columns: dict[str, set | None] | None

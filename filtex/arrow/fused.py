@@ -43,7 +43,7 @@ from ..table import guard
 from ..table.schema import (CHILD_OF_TAG, DOUBLE, FLOAT, HEADER_TYPES, PROPERTIES_TYPES,
                             SCALAR_TAGS, TIMESTAMP)
 from . import fused_source as fs
-from . import kernel as kernels
+from ..codegen import modules
 from .columns import (FieldArrays, _bits, _column, _member, _strings, _Unreadable, _values,
                       back_rows, checked_children, field_arrays, possible_tags,
                       residuals)
@@ -453,7 +453,7 @@ def evaluate_batch(flt: Any, ready: PreparedPlan, batch: pa.RecordBatch, rc: Any
     signatures = tuple(low.signature for low in lowered)
     shape = ready.plan.shape
     assert shape is not None
-    kernel = kernels.cached(("fused", shape, field_sigs, signatures),
+    kernel = modules.cached(("fused", shape, field_sigs, signatures),
                             lambda: fs.source(shape, field_sigs, signatures, forms), "kernel")
     count = (n + 63) >> 6
     residual = np.zeros(8 * count, np.uint8)   # rows with residual entries: back

@@ -18,36 +18,19 @@ branches each atom's modes need was measured too: on the RabbitMQ filter over
 per-atom code fused into one loop runs worse, not better), so it was dropped.
 
 The source holds no constant of the filter: modes, intervals and tables are
-the atom pass's arguments. numba caches compiled code only for functions defined in a file,
-so the module is written to ``<cache dir>/filtex_kernel_<hash>.py`` and
-imported (registered in ``sys.modules`` first, as numba's cache loader
-needs); its compiled code is kept by ``jit.py`` (one file per signature, safe
-for processes compiling at once). The directory keeps the most recently used
-modules, written atomically, so processes can share it. In memory, compiled
-kernels are kept per shape.
+the atom pass's arguments. The modules are loaded and kept by
+``codegen/modules.py``, with every other kernel filtex generates.
 """
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import os
-import sys
-import tempfile
-import threading
-from collections import OrderedDict
-from pathlib import Path
 from typing import Any, Callable
 
 from .._version import __version__
-from ..cache import BoundedCache
+from ..codegen.modules import cached
 from . import arith
 from . import atomcode
-from ..codegen.jit import cache_directory, compiled_code_directory, set_cache_directory
 
-__all__ = ["atom_pass", "arith_pass", "cache_directory", "cached", "compiled",
-           "set_cache_directory"]
-
-MAX_CACHED_FILES = 512
+__all__ = ["atom_pass", "arith_pass", "compiled", "pass_source", "source"]
 
 
 
@@ -162,16 +145,6 @@ def kernel(n, back, out_v, out_k, {params}):
 '''
 
 
-# --- the cache --------------------------------------------------------------------------
-
-_memory = BoundedCache(256, 1 << 62, lambda _: 1)
-_lock = threading.Lock()
-MAX_MODULES = 1024
-_modules: "OrderedDict[str, None]" = OrderedDict()
-"""Kernel modules registered in ``sys.modules`` (numba's cache loader imports a
-kernel's module by name), the oldest dropped past ``MAX_MODULES``: a process
-that meets ever new filter shapes does not keep every module. A dropped
-module's kernel, asked for again, is imported again (from numba's disk cache)."""
 def compiled(shape: tuple) -> Callable:
     """The compiled kernel of ``shape``: from memory, the disk cache, or numba."""
     return cached(shape, lambda: source(shape), "kernel")
@@ -185,91 +158,3 @@ def atom_pass() -> Callable:
 def arith_pass(form: Any) -> Callable:
     """The compiled pass of an arithmetic atom (``arith.py``), per expression."""
     return cached(("arith", form.shape()), lambda: arith.source(form), "expr_pass")
-
-
-def cached(key: Any, text: Callable[[], str], function: str) -> Callable:
-    """``function`` of the module made from ``text()``, compiled once per ``key``
-    (in memory, then the disk cache, then numba)."""
-    found = _memory.get(key)
-    if found is None:
-        with _lock:
-            found = _memory.get(key)
-            if found is None:
-                found = _load(text(), function)
-                _memory.put(key, found)
-    return found
-
-
-def _load(text: str, function: str) -> Callable:
-    digest = hashlib.sha256(text.encode()).hexdigest()[:32]
-    name = f"filtex_kernel_{digest}"
-    module = sys.modules.get(name)
-    if module is None:
-        module = _import(name, text)
-        _modules[name] = None
-        while len(_modules) > MAX_MODULES:
-            sys.modules.pop(_modules.popitem(last=False)[0], None)
-    return getattr(module, function)
-
-
-def _import(name: str, text: str) -> Any:
-    """The module ``name`` made from ``text``, through its file in the cache
-    directory. Another process may prune the file between writing and
-    importing it: then it is written again (the newest file is never pruned)."""
-    directory = cache_directory()
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{name}.py"
-    for attempt in range(3):
-        _write(path, text)
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module   # before exec: numba's cache locator imports it by name
-        try:
-            spec.loader.exec_module(module)
-            return module
-        except FileNotFoundError:
-            sys.modules.pop(name, None)
-            if attempt == 2:
-                raise
-        except BaseException:
-            sys.modules.pop(name, None)
-            raise
-    raise AssertionError("unreachable")
-
-
-def _write(path: Path, text: str) -> None:
-    """Write ``path`` atomically unless it holds ``text`` already; either way
-    mark it as the newest (pruning keeps the most recently used)."""
-    try:
-        same = path.read_text(encoding="utf-8") == text
-    except OSError:
-        same = False
-    if same:
-        try:
-            os.utime(path)
-            return
-        except OSError:
-            pass   # pruned meanwhile: written again below
-    handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        out.write(text)
-    os.replace(temporary, path)   # atomic: a concurrent reader sees old or new
-    _prune(path.parent)
-
-
-def _prune(directory: Path) -> None:
-    """Keep the newest ``MAX_CACHED_FILES`` kernel modules and their compiled
-    code; compiled code whose module is gone goes too."""
-    try:
-        modules = sorted(directory.glob("filtex_kernel_*.py"), key=lambda p: p.stat().st_mtime)
-    except OSError:
-        return
-    kept = {p.stem for p in modules[-MAX_CACHED_FILES:]}
-    code = compiled_code_directory()
-    doomed = [p for p in modules[:-MAX_CACHED_FILES]]
-    doomed += [p for p in code.glob("filtex_kernel_*") if p.name.split(".")[0] not in kept]
-    for path in doomed:
-        try:
-            path.unlink()
-        except OSError:
-            pass

@@ -6,6 +6,8 @@ from typing import Any, Callable
 import numpy as np
 import pyarrow as pa
 
+from ..codegen import tiers
+
 PARALLEL_ROWS = 1 << 18
 """A batch is split among threads only past this many rows a thread."""
 
@@ -28,8 +30,9 @@ def in_parallel(rows: Callable[[int, int], int], n: int, threads: int) -> int:
     from concurrent.futures import ThreadPoolExecutor
     step = ((n + threads - 1) // threads + 63) & ~63
     bounds = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
+    each = tiers.in_context(rows)   # the compile mode goes with each thread
     with ThreadPoolExecutor(len(bounds)) as pool:
-        return sum(pool.map(lambda b: rows(*b), bounds))
+        return sum(pool.map(lambda b: each(*b), bounds))
 
 
 def rows_of_words(words: np.ndarray) -> np.ndarray:

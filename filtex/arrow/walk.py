@@ -31,7 +31,7 @@ from ..plan.atoms import BACK, BOOLS, CONST, DOUBLES, INTS, STRINGS, UINTS
 from ..plan.prepared import PreparedPlan
 from ..plan.text import text_form
 from ..table.schema import CHAR, CHILD_OF_TAG, DOUBLE, FLOAT, STRING, SYMBOL
-from . import kernel as kernels
+from ..codegen import modules
 from . import walk_source as ws
 from . import fused_source as fs
 from .fused import _spans, _specials
@@ -235,7 +235,7 @@ def run(ready: PreparedPlan, walk: Walk, chunk: pa.Array
     from ..table.decode.column import _buffers
     shape = ready.plan.shape
     assert shape is not None
-    kernel = kernels.cached(("walk", shape, walk.places, walk.atoms),
+    kernel = modules.cached(("walk", shape, walk.places, walk.atoms),
                             lambda: ws.source(shape, walk.places, walk.atoms), "kernel")
     raw, offs, bits, bit0 = _buffers(chunk)
     n = len(chunk)

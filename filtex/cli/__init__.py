@@ -107,9 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="stop at the first unreadable record (exit 2)")
     match.add_argument("--engine", choices=("auto", "batch", "messages"), default="auto",
                        help="how framed AMQP files are evaluated: batch (the numba "
-                       "kernels over columns; the first use on a machine compiles them), "
-                       "messages (one by one), or auto (default: batch for files of 1 MiB "
-                       "or more once the kernels are compiled, or of 512 MiB or more)")
+                       "kernels over columns; until a machine has compiled them, in the "
+                       "background, messages are evaluated one by one), messages (one by "
+                       "one), or auto (default: batch for files of 1 MiB or more)")
     match.add_argument("--reasons", type=_count, default=100, metavar="N",
                        help="tally the reasons of the first N unknown results per "
                        "subscription (default 100; each costs a second evaluation)")

@@ -151,33 +151,42 @@ def say(stream: TextIO | None, text: str) -> None:
 
 
 class CompileNotice:
-    """Says on a terminal, once a run, that numba is compiling kernels: the
-    first use of the batch engine on a machine compiles them (tens of seconds
-    for the message decoder; cached for every later run), and a silent
-    terminal would look hung. Nothing is said when compiled code is loaded
-    from the cache, nor to a file or pipe."""
+    """Times numba compiling kernels here (``seconds``, which the run's summary
+    reports apart from the throughput) and says so once a run on a terminal,
+    where a silent compile would look hung. Kernels compile here only when the
+    run waits for them (``FILTEX_COMPILE=wait``); otherwise the background
+    compiler does it while the per-message engine answers. Loading compiled
+    code from the cache is not compiling."""
 
     def __init__(self, stream: TextIO, progress: Any = None) -> None:
         self.stream = stream
         self.progress = progress
         self.said = False
+        self.seconds = 0.0
         self._stack: Any = None
 
     def __enter__(self) -> "CompileNotice":
-        isatty = getattr(self.stream, "isatty", None)
-        if self.said or isatty is None or not isatty():
-            return self
         from contextlib import ExitStack
+        from time import perf_counter
 
         from numba.core import event
         notice = self
+        isatty = getattr(self.stream, "isatty", None)
+        tell = isatty is not None and isatty()
+        depth = [0, 0.0]   # nested compiles (a kernel's callees) count once
 
         class Listener(event.Listener):
             def on_start(self, data: Any) -> None:
-                notice.say()
+                if depth[0] == 0:
+                    depth[1] = perf_counter()
+                    if tell:
+                        notice.say()
+                depth[0] += 1
 
             def on_end(self, data: Any) -> None:
-                pass
+                depth[0] -= 1
+                if depth[0] == 0:
+                    notice.seconds += perf_counter() - depth[1]
 
         self._stack = ExitStack()
         self._stack.enter_context(event.install_listener("numba:compile", Listener()))

@@ -22,44 +22,10 @@ import numpy as np
 
 COLUMNAR_BYTES = 1 << 20
 """Framed files from this size on are read as columns (1 MiB: about a
-thousand messages; below it numba's first call is not worth it)..."""
-COLD_BYTES = 1 << 29
-"""...once the kernels are compiled (``warm``); before, from this size on (512
-MiB: the first use compiles for about 20 s, what the per-message path takes
-for some 600 MB of messages)."""
-
-
-def _marker() -> Any:
-    """The marker's path, named by filtex's and numba's versions (read from the
-    installed metadata: deciding must not import numba, which a per-message run
-    never needs)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    from .._version import __version__
-    from ..codegen.jit import cache_directory
-    try:
-        numba = version("numba")
-    except PackageNotFoundError:
-        raise ImportError("numba is not installed") from None
-    return cache_directory() / f"batch-ready-{__version__}-numba-{numba}"
-
-
-def warm() -> bool:
-    """Whether this machine's kernel cache holds the batch kernels (a batch run
-    has completed with it)."""
-    try:
-        return bool(_marker().exists())
-    except (ImportError, OSError):
-        return False
-
-
-def _mark_warm() -> None:
-    try:
-        marker = _marker()
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.touch()
-    except OSError:
-        pass   # an unwritable cache: the next run decides by size again
+thousand messages; below it importing numba and pyarrow is not worth it).
+Until the kernels are compiled the chunks are answered by the per-message
+engine (``evaluate``), so the first run on a machine is never slower than
+the per-message path, and it leaves the kernels compiled for the next."""
 
 
 def available() -> bool:
@@ -76,8 +42,6 @@ def read(matcher: Any, stream: Any, shown: str) -> bool:
     """Every frame of a framed file through every subscription; True when ``-q``
     can stop (a message was selected)."""
     from ..table.frames import Fatal, read_frames
-    from .common import CompileNotice
-    notice = CompileNotice(sys.stderr, matcher.progress)
     for part in read_frames(stream):
         matcher.at = part.base if not isinstance(part, Fatal) else matcher.at
         if isinstance(part, Fatal):   # the rest of the input cannot be read
@@ -85,24 +49,36 @@ def read(matcher: Any, stream: Any, shown: str) -> bool:
                                    matcher.progress.clear)
             matcher.failed = True
             return False
-        with notice:
+        with matcher.compile_notice:
             selected = evaluate(matcher, part, shown)
         if selected and matcher.args.quiet:
             return True
-    _mark_warm()
     return False
 
 
 def evaluate(matcher: Any, part: Any, shown: str) -> int:
-    """Every subscription over one chunk of frames; the messages selected."""
+    """Every subscription over one chunk of frames; the messages selected. While
+    a kernel it needs compiles in the background, the chunk is answered by the
+    per-message engine (``by_message``)."""
     import filtex.arrow as fa
     from ..amqp.encoded import EncodedMessage
     from ..arrow.binary import decode_for
+    from ..codegen import tiers
     subscriptions = matcher.subscriptions
     clock = time.perf_counter
     started = clock()
     n = len(part.cells)
-    decoded = decode_for([sub.filter for sub in subscriptions], part.cells, prefix=4)
+    try:
+        with tiers.background():
+            decoded = decode_for([sub.filter for sub in subscriptions], part.cells, prefix=4)
+            results = [fa.evaluate(sub.filter, decoded.table) for sub in subscriptions]
+    except tiers.NotReady:   # the decoder is compiling
+        before = matcher.messages
+        by_message(matcher, part, shown)
+        matcher.compiling_messages += matcher.messages - before
+        return 0
+    # a filter whose kernel is compiling answered its rows per message meanwhile
+    matcher.compiling_messages += max(result.compiling_rows for result in results)
     readable = np.ones(n, bool)
     by_bytes: dict[int, Any] = {}   # rows the decoder left: read as the per-message path does
     sizes = part.sizes()
@@ -120,12 +96,12 @@ def evaluate(matcher: Any, part: Any, shown: str) -> int:
             by_bytes[row] = message
     count = int(readable.sum())
     matcher.messages += count
-    share = (clock() - started) / len(subscriptions)   # the one decoding, shared
+    share = (clock() - started) / len(subscriptions)   # decoding and kernels, shared
     invert = matcher.args.invert
     selected = 0
-    for sub in subscriptions:
+    for sub, result in zip(subscriptions, results):
         started = clock()
-        verdicts = fa.evaluate(sub.filter, decoded.table).verdicts
+        verdicts = result.verdicts
         true = verdicts.fill_null(False).to_numpy(zero_copy_only=False).copy()
         known = verdicts.is_valid().to_numpy(zero_copy_only=False).copy()
         for row, message in by_bytes.items():
@@ -148,6 +124,29 @@ def evaluate(matcher: Any, part: Any, shown: str) -> int:
             _write(sub.output, part, chosen)
     matcher.show_progress()
     return selected
+
+
+def by_message(matcher: Any, part: Any, shown: str) -> None:
+    """One chunk of frames through the per-message path (``match.py``), as a
+    framed file below ``COLUMNAR_BYTES`` is read: the same records, counts,
+    reports, outputs and ``-q``."""
+    from ..amqp.encoded import EncodedMessage
+    from ..files import Record
+    new = tuple.__new__
+    sizes = part.sizes().tolist()
+    step = matcher.records_per_batch
+    for lo in range(0, len(sizes), step):
+        batch = []
+        for row in range(lo, min(lo + step, len(sizes))):
+            raw = part.payload(row)
+            if sizes[row]:
+                message = EncodedMessage(raw)
+                problem = message.problem
+            else:
+                problem = "empty frame (size 0): not a message"
+            batch.append(new(Record, (part.position(row), raw,
+                                      message if problem is None else None, problem, False)))
+        matcher.evaluate_records(batch, shown)
 
 
 def _write(stream: Any, part: Any, chosen: np.ndarray) -> None:

@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterator
 
 from ..files import read_records, write_records
 from . import frames
-from .common import BAD, NO_MATCH, OK, CommandError, require
+from .common import BAD, NO_MATCH, OK, CommandError, CompileNotice, require
 from .definition import compile_named, file_name_hint, names_a_file, single_filter
 from .live import LiveStream, live_batches
 from .progress import Progress
@@ -200,6 +200,8 @@ def _open_outputs(args: argparse.Namespace, subs: list[Subscription], inputs: li
 class _Matcher:
     """One run: the subscriptions, the output format, the counts."""
 
+    records_per_batch = BATCH
+
     def __init__(self, subscriptions: list[Subscription], args: argparse.Namespace,
                  inputs: list[str]) -> None:
         self.subscriptions = subscriptions
@@ -219,6 +221,10 @@ class _Matcher:
         self.total = sum(self.sizes) if None not in self.sizes else None
         self.done_bytes = 0
         self.at = 0   # the byte of a framed file the batch engine has reached
+        # the batch engine: kernels compiled here (seconds), messages answered per
+        # message while they compiled in the background
+        self.compile_notice = CompileNotice(sys.stderr, self.progress)
+        self.compiling_messages = 0
         self.next_input = 0
         self.current: tuple[int, Callable[[], float | None]] | None = None
         if self.total:
@@ -312,17 +318,9 @@ class _Matcher:
                     return
                 if batch is None:
                     return
-                messages = list(map(_MESSAGE, batch))
-                stop = False
-                if None in messages:
-                    batch, stop = self.readable(batch, shown)
-                    messages = list(map(_MESSAGE, batch))
-                if messages:
-                    self.evaluate(batch, messages)
-                    if live and len(batch) < BATCH:   # the input paused: show what matched
-                        self.flush_outputs()
-                if stop:
-                    raise _Stop
+                self.evaluate_records(batch, shown)
+                if live and len(batch) < BATCH:   # the input paused: show what matched
+                    self.flush_outputs()
 
     def framed(self, stream: Any, size: int | None) -> bool:
         """Whether ``stream`` is a framed file the batch engine reads
@@ -333,8 +331,7 @@ class _Matcher:
         if engine == "messages" or size is None or self.args.strict or \
                 self.args.format not in (None, "amqp"):
             return False
-        if engine == "auto" and (size < frames.COLUMNAR_BYTES or not (
-                frames.warm() or size >= frames.COLD_BYTES)):
+        if engine == "auto" and size < frames.COLUMNAR_BYTES:
             return False
         if not frames.available():
             if engine == "batch":
@@ -462,6 +459,19 @@ class _Matcher:
                 return kept, True
         return kept, False
 
+    def evaluate_records(self, batch: list, shown: str) -> None:
+        """A batch of records: the unreadable ones reported (``--strict``: and
+        the run stopped), every subscription over the rest."""
+        messages = list(map(_MESSAGE, batch))
+        stop = False
+        if None in messages:
+            batch, stop = self.readable(batch, shown)
+            messages = list(map(_MESSAGE, batch))
+        if messages:
+            self.evaluate(batch, messages)
+        if stop:
+            raise _Stop
+
     def evaluate(self, batch: list, messages: list) -> None:
         """Every subscription over one batch: the per-message work is the
         generated function called by ``map`` (one filter), or one
@@ -525,7 +535,8 @@ class _Matcher:
             sys.stdout.flush()
         final_report([] if args.quiet else self.subscriptions, self.unreadable, self.messages,
                      seconds, sys.stderr, throughput=not args.quiet and (
-                         args.count or self.progress.enabled))
+                         args.count or self.progress.enabled),
+                     compiling=(self.compile_notice.seconds, self.compiling_messages))
         if self.failed or self.unreadable.count:   # reported above; a script must see it too
             return BAD
         selected = sum(s.not_matched + s.unknown if args.invert else s.matched

@@ -20,7 +20,9 @@ all of it or nothing; a file that is missing or unreadable is a cache miss.
 
 Every function filtex compiles with numba goes through ``njit`` below: the
 generated kernels and the fixed passes (``scan.py``, ``decode/``) alike, and
-all of their files live in ``cache_directory()``.
+all of their files live in ``cache_directory()``. A signature in no cache is
+compiled here, or, under ``tiers.background()``, by the background compiler
+while the caller answers its rows another way (``tiers.py``).
 """
 from __future__ import annotations
 
@@ -33,6 +35,8 @@ import tempfile
 import warnings
 from pathlib import Path
 from typing import Any, Callable
+
+from . import tiers
 
 _directory: Path | None = None
 
@@ -106,6 +110,7 @@ def _keyed_cache_class() -> Any:
                     return None
                 data = self._cache_file.load(self._index_key(sig, target_context.codegen()))
                 if data is None:
+                    tiers.request(self._py_func, sig, str(cache_directory()))   # or NotReady
                     return None
                 try:
                     return self._impl.rebuild(target_context, data)

@@ -3,7 +3,9 @@
 Spark hands a scalar Arrow UDF its argument columns a batch at a time; the UDF
 rebuilds the message table layout (``layout.from_spark``, or ``flat.py`` for a
 flat DataFrame) and runs ``filtex.arrow.evaluate``: the numba kernels, and the
-per-message engine for the rows they hand back. Exact by construction.
+per-message engine for the rows they hand back. Exact by construction. The
+driver's compiled kernels go with the UDF to executors whose kernel cache is
+elsewhere (``kernels.py``): a fresh executor's first batch loads them.
 
 Spark evaluates a Python UDF on every row that reaches it, even under a CASE
 that does not need it, so a UDF beside native expressions takes a ``flag``
@@ -14,6 +16,8 @@ the flagged rows to the UDF (``__init__.py``).
 from __future__ import annotations
 
 from typing import Any, Mapping
+
+from . import kernels
 
 _ROWS = "\x00filtex-rows"
 """The one null column a flat filter that reads no column gets (an absent key)."""
@@ -126,8 +130,10 @@ def udf_column(flt: Any, names: list[str], *, message_table: bool, mapping: Mapp
         "mapping": {n: mapping.get(n, n) for n in columns} if mapping else
         {n: n for n in columns}, "nulls": nulls}
     flagged = flag is not None
+    carried = kernels.shipped()   # the driver's compiled kernels, for a fresh executor
 
     def verdicts(*arrays):   # no annotations: the eval type is given below
+        kernels.install(carried)
         return _verdicts(flt, arrays, columns, message_table, options, rc, flagged)
 
     import warnings

@@ -1,0 +1,72 @@
+"""The background compiler (``python -m filtex.codegen.background``).
+
+Reads compile requests from stdin (``tiers.py``: a length, then the pickle of
+``(key, module, path, qualname, signature)``), compiles each with numba into
+the shared disk cache (``jit.py``) and answers ``(key, ok)`` on stdout. It
+ends when stdin ends (its parent has gone or closed it) and its queue is done.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import pickle
+import struct
+import sys
+from typing import Any, BinaryIO
+
+
+def _function(module_name: str, path: str | None, qualname: str) -> Any:
+    """The dispatcher ``qualname`` of a filtex module, or of a generated kernel
+    module read from its file in the cache directory."""
+    module = sys.modules.get(module_name)
+    if module is None:
+        if path is None:
+            if not module_name.startswith("filtex."):
+                raise ImportError(f"not a filtex module: {module_name}")
+            module = importlib.import_module(module_name)
+        else:
+            spec = importlib.util.spec_from_file_location(module_name, path)
+            if spec is None or spec.loader is None:
+                raise ImportError(path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[module_name] = module   # before exec: numba's cache locator needs it
+            spec.loader.exec_module(module)
+    found: Any = module
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
+
+
+def _answer(out: BinaryIO, key: Any, ok: bool) -> None:
+    data = pickle.dumps((key, ok))
+    out.write(struct.pack(">I", len(data)) + data)
+    out.flush()
+
+
+def main() -> None:
+    requests = sys.stdin.buffer
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)   # whatever numba prints goes where stderr goes, not into the answers
+    while True:
+        head = requests.read(4)
+        if len(head) < 4:
+            return
+        body = requests.read(struct.unpack(">I", head)[0])
+        try:
+            key, module, path, qualname, signature = pickle.loads(body)
+        except Exception:
+            return
+        try:
+            _function(module, path, qualname).compile(signature)
+            ok = True
+        except Exception:   # the caller compiles it itself, and meets the error there
+            ok = False
+        try:
+            _answer(out, key, ok)
+        except OSError:   # the parent has gone: the rest is still worth compiling
+            pass
+
+
+if __name__ == "__main__":
+    main()
