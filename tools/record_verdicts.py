@@ -16,7 +16,8 @@ one-cell binary column, ``evaluate_encoded``); ``--engines`` chooses. With
 ``--sources`` a line per conformance filter gives the SHA-256 of its generated
 row source; with ``--reasons`` each line also gives the failure reason's text
 (``Filter.outcome``) and the explanation's (``Filter.explain``), so that a change
-to how failures are raised can show the words are the same. Random filters come from a small seeded grammar over fields of
+to how failures are raised can show the words are the same (the clock is then
+frozen: an explanation shows ``UTC()``'s value). Random filters come from a small seeded grammar over fields of
 mixed types in all three dialects, plus described filters and filter sets.
 """
 from __future__ import annotations
@@ -151,6 +152,11 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [e for e in engines if e not in ENGINES]
     if unknown:
         parser.error(f"unknown engines {unknown}")
+    if args.reasons:   # explanations show UTC()'s value: one frozen clock for every run
+        import types
+
+        from filtex.runtime import ops
+        ops.time = types.SimpleNamespace(time_ns=lambda: 1_800_000_000_000_000_000)  # type: ignore[assignment]
     out = args.out.open("w", encoding="utf-8") if args.out else sys.stdout
     for name, case in load_cases():
         msg = filtex.message_from_json(case["message"]) if "message" in case else None
