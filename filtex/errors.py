@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any, Callable
 
 LOG = logging.getLogger("filtex")
 INTERNAL_ERROR = "amqp:internal-error"
@@ -34,13 +35,59 @@ class NotAMessage(TypeError):
 
 class EvaluationFailure(Exception):
     """Raised inside generated code when a message makes evaluation fail;
-    the filter's result is then unknown, with this reason."""
+    the filter's result is then unknown, with this ``reason``.
 
-    __slots__ = ("reason",)
+    ``deferred`` makes one whose reason is written when it is first read
+    (``Filter.outcome``, ``Filter.explain``): ``evaluate`` and ``matches`` only
+    need to know that evaluation failed, so a failing message costs them no
+    formatting of types and values."""
+
+    __slots__ = ("_reason", "_write", "_pieces")
 
     def __init__(self, reason: str) -> None:
-        self.reason = reason
+        self._reason: str | None = reason
+        self._write: Callable[..., str] | None = None
+        self._pieces: tuple[Any, ...] = ()
         super().__init__(reason)
+
+    @classmethod
+    def deferred(cls, write: Callable[..., str], *pieces: Any) -> EvaluationFailure:
+        """A failure whose reason is ``write(*pieces)``, written when it is read
+        (the pieces are the operation's own immutable values or types)."""
+        failure = cls.__new__(cls)
+        failure._reason, failure._write, failure._pieces = None, write, pieces
+        return failure
+
+    @property
+    def reason(self) -> str:
+        reason = self._reason
+        if reason is None:
+            write = self._write
+            reason = self._reason = write(*self._pieces) if write is not None else ""
+            self._write, self._pieces = None, ()
+        return reason
+
+    @reason.setter
+    def reason(self, reason: str) -> None:
+        self._reason, self._write, self._pieces = reason, None, ()
+
+    @property
+    def args(self) -> tuple[Any, ...]:
+        return (self.reason,)
+
+    @args.setter
+    def args(self, args: tuple[Any, ...]) -> None:
+        self.reason = args[0] if args else ""
+
+    def __str__(self) -> str:
+        reason = self.reason
+        return reason if reason.__class__ is str else "evaluation failed"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.reason!r})"
+
+    def __reduce__(self) -> tuple[type[EvaluationFailure], tuple[str]]:
+        return (type(self), (self.reason,))
 
 
 class DefinitionProblem(Exception):

@@ -1,7 +1,9 @@
 """Operations that generated filter code calls when the static types did not
 settle them: comparison and arithmetic across AMQP types, functions, and
 composite references. Each either returns a value (``None`` is NULL, a float
-NaN is not-a-number) or raises ``EvaluationFailure`` with a reason.
+NaN is not-a-number) or raises ``EvaluationFailure`` with a reason. A reason
+that names types or values is written only when it is read
+(``EvaluationFailure.deferred``): ``evaluate`` and ``matches`` never read it.
 
 The constant folder calls the same functions, so a folded constant is always
 what the message-time code would have computed.
@@ -14,7 +16,7 @@ import re
 import time
 from datetime import date as calendar_date, datetime, timezone
 from decimal import Decimal
-from typing import Any
+from typing import Any, NoReturn
 
 from proton import Array, Described, timestamp
 
@@ -57,8 +59,62 @@ def a_type(value: Any) -> str:
     return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
 
-def fail(reason: str) -> None:
+def fail(reason: str) -> NoReturn:
     raise EvaluationFailure(reason)
+
+
+_later = EvaluationFailure.deferred   # a failure whose reason is written when read
+
+# The reasons' writers (each given the operation's own values, written when read).
+
+
+def _not_a_time(text: str) -> str:
+    return (f"cannot compare a timestamp with the string {text[:40]!r}: "
+            "not an ISO 8601 date-time or duration")
+
+
+def _cannot_order(kind: str, op: str) -> str:
+    return f"cannot order {_TYPE_NAMES[kind]} values with {op}"
+
+
+def _cannot_compare(left: Any, right: Any) -> str:
+    return f"cannot compare {type_name(left)} with {type_name(right)}"
+
+
+def _not_a_condition(value: Any) -> str:
+    return f"{a_type(value)} value where a condition is expected"
+
+
+def _not_a_number(op: str, value: Any) -> str:
+    return f"cannot apply {op} to {a_type(value)} value"
+
+
+def _not_integers(left: Any, right: Any) -> str:
+    return f"% needs integers, not {type_name(left)} and {type_name(right)}"
+
+
+def _not_a_position(index: Any) -> str:
+    return f"a positional reference needs an integer, not {a_type(index)}"
+
+
+def _needs_a_string(what: str, value: Any) -> str:
+    return f"{what} needs a string, not {a_type(value)}"
+
+
+def _needs_an_integer(function: str, what: str, value: Any) -> str:
+    return f"{function} needs an integer {what}, not {a_type(value)}"
+
+
+def _below(function: str, what: str, minimum: int, number: int) -> str:
+    return f"{function} {what} must be at least {minimum}, not {_integer_text(number)}"
+
+
+def _malformed_tag(function: str, tag: str) -> str:
+    return f"{function}: malformed language tag {excerpt(tag)}"
+
+
+def _not_a_date(text: str) -> str:
+    return f"DATE: not an ISO 8601 date or date-time: {text[:40]!r}"
 
 
 # --- ISO 8601 ------------------------------------------------------------------
@@ -110,9 +166,8 @@ def _string_as_time(text: str) -> int:
     if millis is None:
         millis = parse_duration_ms(text)
     if millis is None:
-        fail(f"cannot compare a timestamp with the string {text[:40]!r}: "
-             "not an ISO 8601 date-time or duration")
-    return millis  # type: ignore[return-value]
+        raise _later(_not_a_time, text)
+    return millis
 
 
 # --- comparison ----------------------------------------------------------------
@@ -140,7 +195,7 @@ def compare(op: str, left: Any, right: Any) -> bool | None:
                 return left == right
             if op == "<>":
                 return left != right
-            fail(f"cannot order {_TYPE_NAMES[lk]} values with {op}")
+            raise _later(_cannot_order, lk, op)
     elif lk in _NUMERIC and rk in _NUMERIC:
         if FLOAT in (lk, rk):
             a, b = _as_double(left, lk), _as_double(right, rk)
@@ -156,7 +211,7 @@ def compare(op: str, left: Any, right: Any) -> bool | None:
             if lk == STRING:
                 return OPS[op](_string_as_time(left), int(right))
             return OPS[op](int(left), _string_as_time(right))
-    fail(f"cannot compare {type_name(left)} with {type_name(right)}")
+    raise _later(_cannot_compare, left, right)
 
 
 def _is_nan(value: Any) -> bool:
@@ -274,7 +329,7 @@ def predicate(value: Any) -> bool | None:
     """A value in a predicate position: boolean or NULL, else a failure."""
     if value is None or value is True or value is False:
         return value
-    fail(f"{a_type(value)} value where a condition is expected")
+    raise _later(_not_a_condition, value)
 
 
 # --- arithmetic -----------------------------------------------------------------
@@ -285,7 +340,7 @@ def _number_kind(value: Any, op: str) -> str:
         return kind
     if kind == TIMESTAMP:
         return INT
-    fail(f"cannot apply {op} to {a_type(value)} value")
+    raise _later(_not_a_number, op, value)
 
 
 def _int_result(value: int) -> int | float:
@@ -316,7 +371,7 @@ def arith(op: str, left: Any, right: Any) -> Any:
     lk, rk = _number_kind(left, op), _number_kind(right, op)
     if op == "%":
         if lk != INT or rk != INT:
-            fail(f"% needs integers, not {type_name(left)} and {type_name(right)}")
+            raise _later(_not_integers, left, right)
         a, b = int(left), int(right)
         if b == 0:
             return NAN
@@ -399,7 +454,7 @@ def _position(index: Any) -> int | None:
     if index is None:
         return None
     if kind_of(index) != INT:
-        fail(f"a positional reference needs an integer, not {a_type(index)}")
+        raise _later(_not_a_position, index)
     return int(index)
 
 
@@ -427,7 +482,7 @@ def like(value: Any, pattern: Any, negated: bool, *escape: Any) -> bool | None:
     for what, item in (("LIKE", value), ("a LIKE pattern", pattern)) + \
             tuple(("a LIKE escape", e) for e in escape):
         if kind_of(item) != STRING:
-            fail(f"{what} needs a string, not {a_type(item)}")
+            raise _later(_needs_a_string, what, item)
     matcher = like_matcher(str.__str__(pattern), str.__str__(escape[0]) if escape else None)
     return matcher(str.__str__(value)) != negated
 
@@ -438,16 +493,16 @@ def like(value: Any, pattern: Any, negated: bool, *escape: Any) -> bool | None:
 
 def _string_arg(value: Any, function: str) -> str:
     if kind_of(value) != STRING:
-        fail(f"{function} needs a string, not {a_type(value)}")
+        raise _later(_needs_a_string, function, value)
     return str.__str__(value)
 
 
 def _count_arg(value: Any, function: str, what: str, minimum: int) -> int:
     if kind_of(value) != INT:
-        fail(f"{function} needs an integer {what}, not {a_type(value)}")
+        raise _later(_needs_an_integer, function, what, value)
     number = int.__int__(value)
     if number < minimum:
-        fail(f"{function} {what} must be at least {minimum}, not {_integer_text(number)}")
+        raise _later(_below, function, what, minimum, number)
     return number
 
 
@@ -464,8 +519,8 @@ def _integer_text(number: int) -> str:
 def _language(tag: Any, function: str) -> str:
     language = casing.primary_language(_string_arg(tag, function))
     if language is None:
-        fail(f"{function}: malformed language tag {excerpt(str.__str__(tag))}")
-    return language  # type: ignore[return-value]
+        raise _later(_malformed_tag, function, str.__str__(tag))
+    return language
 
 
 def lower(value: Any, tag: Any = "") -> str | None:
@@ -524,7 +579,7 @@ def date(value: Any) -> timestamp | None:
     text = _string_arg(value, "DATE")
     millis = parse_datetime_ms(text)
     if millis is None:
-        fail(f"DATE: not an ISO 8601 date or date-time: {text[:40]!r}")
+        raise _later(_not_a_date, text)
     return timestamp(millis)
 
 
