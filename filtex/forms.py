@@ -89,6 +89,18 @@ def adapt(message: object) -> Any:
 
 
 @functools.lru_cache(maxsize=None)
+def views() -> frozenset[type]:
+    """The classes of filtex's own message forms, whose objects ``adapt`` leaves
+    as they are (they read the protocol themselves): a generated function's
+    error path tests a message's exact class against them, and asks ``adapt``
+    only for another (bytes, a proton.Message), so a failing evaluation of a
+    view costs no adaptation that cannot change its verdict."""
+    from .proton_message import ProtonMessage
+    return frozenset(cls for cls in (Message, RowMessage, _encoded(), ProtonMessage)
+                     if hasattr(cls, "_filtex_header"))
+
+
+@functools.lru_cache(maxsize=None)
 def _encoded() -> type[EncodedMessage]:
     """The encoded-bytes view, imported on first use (it needs proton's types)."""
     from .amqp.encoded import EncodedMessage

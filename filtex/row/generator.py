@@ -28,7 +28,7 @@ from ..accessors import MESSAGE, MessageAccessor, key_literal
 from ..codegen.writer import SourceWriter
 from .arithmetic import ArithmeticNodes
 from ..errors import EvaluationFailure
-from ..forms import adapt
+from ..forms import adapt, views
 from ..limits import DEFAULT_LIMITS, Limits
 from ..dialects import AMQP, UNDECIDED, Semantics, rules
 from ..runtime.values import FLOAT_CLASSES, INT_CLASSES, double_value
@@ -52,6 +52,7 @@ BASE_NAMESPACE = {
     "_junction": runtime.junction, "_bounded": runtime.bounded,
     "_bounded_null": runtime.bounded_null,
     "_adapt": adapt, "_item_get": runtime.item_get, "_item_has": runtime.item_has, "_negated": runtime.negated,
+    "_VIEWS": views(),
     **AMQP.semantics.namespace(),
 }
 
@@ -183,9 +184,12 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
             + self._read_once(head + _form(self.lines, 0))
             + ([] if self._returned else [f"        return {self.checked(result)}"])
             + ["    except Exception:",
-               "        _adapted = _adapt(message)",   # bytes, a proton.Message: read through a view
-               "        if _adapted is not None:",
-               "            return evaluate(_adapted, receiving_connection, _mode)",
+               # bytes, a proton.Message: read through a view (a view's own class
+               # needs none: ``adapt`` would leave it as it is)
+               "        if type(message) not in _VIEWS:",
+               "            _adapted = _adapt(message)",
+               "            if _adapted is not None:",
+               "                return evaluate(_adapted, receiving_connection, _mode)",
                "        if _mode is False:",
                "            raise",
                "        return None"]) + "\n"
@@ -200,9 +204,10 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
             + self._read_once(head + _form(self.lines, 1))
             + ([] if self._returned else [f"        return {result} is True"])
             + ["    except Exception:",
-               "        _adapted = _adapt(message)",
-               "        if _adapted is not None:",
-               "            return matches(_adapted, receiving_connection)",
+               "        if type(message) not in _VIEWS:",
+               "            _adapted = _adapt(message)",
+               "            if _adapted is not None:",
+               "                return matches(_adapted, receiving_connection)",
                "        return False"]) + "\n"
 
     def _read_once(self, lines: list[str]) -> list[str]:
