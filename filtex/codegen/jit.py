@@ -33,8 +33,9 @@ import pickle
 import sys
 import tempfile
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from . import tiers
 
@@ -86,7 +87,50 @@ def _with_cache(dispatcher: Any) -> Any:
     except Exception as error:   # an unexpected numba: compile in memory only
         warnings.warn(f"filtex: compiled kernels are not cached on disk ({error})",
                       RuntimeWarning, stacklevel=3)
+        return dispatcher
+    compile_here = dispatcher.compile
+
+    def compile(sig: Any) -> Any:
+        with _alone(dispatcher.py_func, sig):
+            return compile_here(sig)
+    dispatcher.compile = compile
     return dispatcher
+
+
+@contextmanager
+def _alone(py_func: Callable[..., Any], sig: Any) -> Iterator[None]:
+    """One process at a time compiles a signature: the others wait for its
+    file and load it (test workers, Spark's Python workers and the background
+    compiler start together and need the same kernels). Under
+    ``tiers.background()`` a signature another process is compiling is
+    ``NotReady`` at once. The lock is an ``flock`` on a file beside the
+    compiled code, released by the system if its holder dies."""
+    try:
+        import fcntl
+    except ImportError:   # no flock here: processes may compile the same code twice
+        yield
+        return
+    directory = compiled_code_directory()
+    digest = hashlib.sha256(repr(sig).encode()).hexdigest()[:24]
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        handle = os.open(directory / f"{_base_name(py_func)}.{digest}.lock",
+                         os.O_CREAT | os.O_RDWR, 0o600)
+    except OSError:   # an unwritable cache: nothing to share
+        yield
+        return
+    try:
+        if tiers.waiting():
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        else:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:   # being compiled elsewhere: pending, or ours to wait for
+                tiers.request(py_func, sig, str(cache_directory()))
+                fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)
 
 
 _CLASS: Any = None
