@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import itertools
 import math
+import uuid
 from decimal import Decimal
 
 import pytest
-from proton import char, float32, int32, symbol, timestamp, ubyte, ulong
+from proton import (UNDESCRIBED, Array, Data, Described, char, float32, int32, symbol,
+                    timestamp, ubyte, ulong)
 
 import filtex
 from filtex.row import generator
@@ -171,3 +173,130 @@ def test_values_rabbitmq_never_drops_are_read_without_a_view():
         sample = samples.get(cls) if cls in samples else cls(1) if cls in INT_CLASSES else None
         assert sample is not None and type(sample) is cls, cls
         assert rabbitmq.view(sample) is not None, cls
+
+
+# --- failures: the early exit where a value's class surely fails (amqp) ---------------------
+
+FAILING_FILTERS = [
+    "x > 100", "x = 100", "x <> 2.5", "x >= 1.0E3", "100 < x", "x = 'red'", "x <> 'red'",
+    "x < 'm'", "x = '2024-01-01'", "x = TRUE", "x <> FALSE", "x IN (1, 2)", "x NOT IN (1, 2)",
+    "x IN ('a', 'b')", "x NOT IN ('a', '2024-01-01')", "x LIKE 'a%'", "x NOT LIKE '%a_b%'",
+    "x BETWEEN 1 AND 5", "x NOT BETWEEN 1.5 AND 2.5", "x BETWEEN -1.0E1 AND 1",
+    "x * 2 > 10", "2 - x < 1", "x + 1 = 2", "x / 2 > 1", "x % 2 = 1", "-x < 0", "x * y > 10",
+    "x + y = 'ab'", "x - y > 1", "y * 100 + x > 9", "x", "NOT x", "x AND y > 1",
+    "y > 1 OR x = 'a'", "(x > 1 AND y = 2) OR NOT (y LIKE 'a%')", "LOWER(x) = 'a'",
+    "UPPER(x, 'tr') <> 'A'", "LEFT(x, 2) IN ('ab')", "DATE(x) > 0", "filtex:length(x) = 1",
+    "SUBSTRING(x, 1, y) = 'a'", "RIGHT(x, 1) LIKE 'a%'"]
+"""Filters over ``x`` (and ``y``) whose tests fail for values of some classes."""
+
+FAILING_VALUES = [
+    None, True, False, 7, -3, ubyte(200), int32(5), ulong(2**64 - 1), 2**70, 1.5, math.nan,
+    math.inf, float32(2.5), float32(math.nan), Decimal("2.5"), Decimal("NaN"), timestamp(1000),
+    "7", "", "a", "2024-01-01", symbol("a"), char("a"), b"ab", uuid.UUID(int=5), [1], {"k": 1},
+    Array(UNDESCRIBED, Data.INT, 1, 2), Described(symbol("d"), 1), type("Text", (str,), {})("a")]
+"""A value of every class a filter may meet, NaNs and a str subclass included."""
+
+
+def _failing_messages() -> list[filtex.Message]:
+    messages = []
+    for x, y in itertools.product(FAILING_VALUES, [None, 2, "a", True]):
+        messages.append(filtex.Message(application_properties={
+            k: v for k, v in (("x", x), ("y", y)) if v is not None}))
+    return messages
+
+
+@pytest.mark.parametrize("text", FAILING_FILTERS)
+def test_failures_exit_early_as_the_runtime_fails(text, monkeypatch):
+    """Where the declared table says a class fails a test, ``evaluate`` returns
+    None and ``matches`` False at once; ``outcome`` and ``explain`` still run the
+    runtime, which fails with its reason. Every answer, on a Message, its
+    encoded bytes and a proton.Message, is the compact code's (runtime calls
+    only, no early exit)."""
+    import proton
+
+    from filtex.amqp.encode import encode_message
+    compact = _compact(text, "amqp", monkeypatch)
+    inline = filtex.compile_sql(text)
+    assert "type(message) in _VIEWS: return" in inline.source
+    assert "type(message) in _VIEWS: return" not in compact.source
+    for message in _failing_messages():
+        expected = compact.outcome(message)
+        forms: list = [message]
+        try:
+            data = encode_message(message)
+        except (TypeError, ValueError, OverflowError):
+            data = None
+        if data is not None:
+            converted = proton.Message()
+            converted.decode(data)
+            forms += [data, filtex.view(data), converted]
+        for form in forms:
+            assert inline.evaluate(form) is compact.evaluate(form), (text, message, form)
+            assert inline.matches(form) is compact.matches(form), (text, message, form)
+        assert inline.outcome(message) == expected, (text, message)
+        assert str(inline.explain(message)) == str(compact.explain(message)), (text, message)
+
+
+def test_an_early_exit_leaves_other_objects_to_the_error_path():
+    """An object that reads like a message but is no message form filtex knows:
+    the early exit is not taken, the error path asks ``adapt``, which refuses it,
+    as it did before the exit existed."""
+    class Impostor:
+        def __init__(self) -> None:
+            self._filtex_application_properties = {"x": "abc"}
+    flt = filtex.compile_sql("x > 100")
+    with pytest.raises(filtex.NotAMessage):
+        flt.evaluate(Impostor())  # type: ignore[arg-type]
+    with pytest.raises(filtex.NotAMessage):
+        flt.matches(Impostor())  # type: ignore[arg-type]
+
+
+def test_the_views_are_the_forms_adapt_leaves_as_they_are():
+    """The error path skips ``adapt`` for these classes: for each, ``adapt``
+    returns None (the object already reads the protocol)."""
+    import proton
+
+    from filtex.amqp.encode import encode_message
+    from filtex.forms import adapt, views
+    message = filtex.Message(application_properties={"x": 1})
+    converted = proton.Message()
+    converted.decode(encode_message(message))
+    import filtex.arrow as fa
+    rows = list(fa.messages(fa.message_table([message])))
+    samples = [message, filtex.view(encode_message(message)), filtex.view(converted), rows[0]]
+    assert {type(s) for s in samples} == set(views())
+    for sample in samples:
+        assert adapt(sample) is None
+
+
+def test_evaluate_writes_no_reason(monkeypatch):
+    """A failure the runtime raises writes its reason only when it is read:
+    ``evaluate`` and ``matches`` never name the types, ``outcome`` does."""
+    from filtex.runtime import ops
+    written = []
+    real = ops.type_name
+    monkeypatch.setattr(ops, "type_name", lambda value: written.append(value) or real(value))
+    flt = filtex.compile_sql("a % b = 1 OR c = 'x'")   # a float: % fails in the runtime
+    message = filtex.Message(application_properties={"a": 1.5, "b": 2, "c": "x"})
+    assert flt.evaluate(message) is None and flt.matches(message) is False
+    assert filtex.compile_sql("a = 'x'").evaluate(filtex.Message(
+        application_properties={"a": [1]})) is None
+    assert written == []
+    assert flt.outcome(message).reason == "% needs integers, not floating-point and integer"
+    assert written
+
+
+def test_a_deferred_failure_reads_as_a_written_one():
+    import pickle
+
+    from filtex.errors import EvaluationFailure
+    written = EvaluationFailure("cannot compare string with integer")
+    deferred = EvaluationFailure.deferred(lambda a, b: f"cannot compare {a} with {b}",
+                                          "string", "integer")
+    for failure in (written, deferred):
+        assert failure.reason == "cannot compare string with integer"
+        assert str(failure) == failure.reason and failure.args == (failure.reason,)
+        assert repr(failure) == "EvaluationFailure('cannot compare string with integer')"
+        assert pickle.loads(pickle.dumps(failure)).reason == failure.reason
+    with pytest.raises(EvaluationFailure, match="cannot compare string"):
+        raise deferred

@@ -34,9 +34,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal, Mapping, Union
 
-from proton import float32, timestamp
+import uuid
 
-from ..runtime.values import INT_CLASSES, double_value
+from proton import Array, Described, char, float32, symbol, timestamp
+
+from ..runtime.values import DECIMAL_CLASSES, INT_CLASSES, double_value
 
 # what a message holds (the value kinds of the table)
 INTEGER, TIMESTAMP, FLOAT32, DOUBLE = "integer", "timestamp", "float32", "double"
@@ -152,6 +154,20 @@ class NumberRules:
                                  for t in texts) else None
         return self.other_types.get((kind, test))
 
+    def failing(self, test: str, constant: Any = None) -> frozenset[type]:
+        """The exact classes of the values for which ``test`` (with its string
+        constant or constants, as ``answer`` takes them) is declared to fail:
+        the classes of every kind whose answer is "fail" (``KIND_CLASSES``).
+        Generated code stops at a value of one of them (the evaluation's verdict
+        is unknown) without asking the runtime, which writes the reason only
+        where one is wanted. A test that compares (all but ``COMPARING_NOTHING``)
+        is unknown for a NaN before types are considered, so the kinds that hold
+        NaNs are left to the runtime there."""
+        nan_first = test not in COMPARING_NOTHING
+        return frozenset(cls for kind, classes in KIND_CLASSES.items()
+                         if not (nan_first and kind in NAN_KINDS)
+                         and self.answer(kind, test, constant) == "fail" for cls in classes)
+
     def double_operand(self, constant: Any) -> Any:
         """What a double compares with for a numeric ``constant`` (its value
         neither NaN nor, in a total order, a zero): the constant rounded to
@@ -203,6 +219,21 @@ a char (a one-character string where ``Semantics.char_is_string``, else the
 dialect's own: declared here), a boolean, a binary, a uuid, a
 decimal32/64/128, and the composites."""
 COMPOSITES = (LIST, MAP, ARRAY, DESCRIBED)
+
+KIND_CLASSES: dict[str, frozenset[type]] = {
+    INTEGER: INT_CLASSES, TIMESTAMP: frozenset({timestamp}), FLOAT32: frozenset({float32}),
+    DOUBLE: frozenset({float}), STRING: frozenset({str, symbol}), CHAR: frozenset({char}),
+    BOOLEAN: frozenset({bool}), BINARY: frozenset({bytes}), UUID: frozenset({uuid.UUID}),
+    DECIMAL_VALUE: DECIMAL_CLASSES, LIST: frozenset({list}), MAP: frozenset({dict}),
+    ARRAY: frozenset({Array}), DESCRIBED: frozenset({Described})}
+"""The exact classes of the values of each kind (``runtime.values.kind_of``'s, and
+the composites ``runtime.ops.type_name`` names): a value of another class (a
+subclass) belongs to no kind here."""
+NAN_KINDS = (FLOAT32, DOUBLE, DECIMAL_VALUE)
+"""The kinds that hold NaNs."""
+COMPARING_NOTHING = ("like", "condition", "arithmetic", "function")
+"""The tests of ``OTHER_TESTS`` that compare no two values (a NaN fails them as
+any number does)."""
 
 
 def other_types(rows: Mapping[str, Answer], kinds: tuple[str, ...] = VALUE_KINDS

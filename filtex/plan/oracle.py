@@ -148,11 +148,12 @@ def constant(node: ast.Node, semantics: Any, limits: Any) -> Any:
     result = generator.value(node)
     source = "\n".join(
         ["def evaluate(message, receiving_connection=None, _mode=None):", "    try:"]
-        + ["        " + line for line in generator.prologue] + generator.lines
+        + ["        " + line for line in generator.prologue] + generator.evaluate_lines()
         + [f"        return {result}", "    except Exception:", "        return _FAILED"]) + "\n"
     generator.namespace["_FAILED"] = _FAILED
     evaluate, _ = load(source, generator.namespace, "constant")
-    return evaluate(Message())
+    # the mode of ``run``: a failure raised (caught above), never an early exit's NULL
+    return evaluate(Message(), None, False)
 
 
 def value_outcomes(compiled: CompiledAtom, tag: int, values: np.ndarray, rc: Any) -> np.ndarray:

@@ -52,7 +52,7 @@ class ArithmeticNodes:
         else:
             paths = [(f"type({operand}) in _INTS", f"-{operand}"),
                      (f"type({operand}) is float and {operand} - {operand} == 0", f"-{operand}")]
-        self._typed_branch(var, operand, paths, slow)
+        self._typed_branch(var, operand, paths, slow, self.failing(operand, "arithmetic"))
         return var
 
     def visit_Binary(self, node: ast.Binary) -> str:
@@ -106,9 +106,10 @@ class ArithmeticNodes:
                     if not isinstance(n, ast.Literal)]
         kinds = ["ints" if guard is ints else "nums" if guard is nums else ""
                  for guard, _ in paths]
+        read: dict[str, str] = {}   # an operand's class, where a temp holds it
         for expr in dict.fromkeys(operands):
             if sum(guard.count(f"type({expr})") for guard, _ in paths) > 1:
-                known = self.class_of(expr)
+                known = read[expr] = self.class_of(expr)
                 paths = [(guard.replace(f"type({expr})", known), fast) for guard, fast in paths]
         keyword = "if"
         for (guard, fast), kind in zip(paths, kinds):
@@ -134,6 +135,9 @@ class ArithmeticNodes:
             keyword = "elif"
         if self._null_operands(var, (node.left, left), (node.right, right)) and typed:
             self.emit(f"    {cls} = None")
+        failing = self._failing_operands(op, node, left, right, read)
+        if failing is not None:
+            self.exit_failed(failing, "elif")
         self.emit("else:")
         self.emit(f"    {var} = {slow}")
         if typed:
@@ -143,6 +147,31 @@ class ArithmeticNodes:
             with self.indented():
                 self.bound_string(var)
         return var
+
+    def _failing_operands(self, op: str, node: ast.Binary, left: str, right: str,
+                          read: dict[str, str]) -> str | None:
+        """A test under which ``left op right`` surely fails (amqp): an operand
+        of a class that is no number (``NumberRules.failing``'s "arithmetic"),
+        tested where neither is NULL (after ``_null_operands``), the other a
+        field's value or a number constant; for ``+`` of two values, the other
+        a number (two strings, a subclass's too, concatenate). None where
+        nothing is sure to fail."""
+        operands = ((node.left, left), (node.right, right))
+        if any(isinstance(n, ast.Literal) and not _number_literal(n) for n, _ in operands):
+            return None
+        tests, numbers = [], []
+        for operand_node, expr in operands:
+            if isinstance(operand_node, ast.Literal):
+                continue
+            test = self.failing(expr, "arithmetic")
+            if test is None:
+                return None
+            cls = read.get(expr) or self.known_class.get(expr) or f"type({expr})"
+            tests.append(test.replace(f"type({expr})", cls))
+            numbers.append(f"{cls} in _NUMS_F")
+        if op == "+" and len(tests) == 2:
+            return f"({tests[0]} and {numbers[1]}) or ({numbers[0]} and {tests[1]})"
+        return " or ".join(tests) or None
 
     def _null_operands(self, var: str, *operands: tuple[ast.Node, str]) -> bool:
         """``elif`` an operand is NULL: NULL, in every dialect, without the runtime."""
@@ -217,6 +246,12 @@ class ArithmeticNodes:
             self.emit(f"{cls} = type({var})")
         self.known_class[var] = cls
         return True
+
+
+def _number_literal(node: ast.Node) -> bool:
+    """A number constant (not NULL, no string): an operand that cannot make
+    arithmetic fail or be NULL."""
+    return isinstance(node, ast.Literal) and node.typ in ("int", "float", "decimal")
 
 
 _CLASS_TESTS = {"int": ("type({}) in _INTS", ("int",)),

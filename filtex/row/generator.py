@@ -57,6 +57,25 @@ BASE_NAMESPACE = {
 }
 
 
+
+def _shared_failing() -> dict[frozenset[type], str]:
+    """The classes that surely fail each test in amqp (``NumberRules.failing``),
+    under names of the base namespace: a filter's early exits name these sets
+    rather than hoist copies. (Against strings that read as no time, a
+    timestamp fails too: a set of its own.)"""
+    names: dict[frozenset[type], str] = {}
+    for test in rules.OTHER_TESTS:
+        for constant in (None, ("",) if test == "in strings" else ""):
+            classes = AMQP.semantics.numbers.failing(test, constant)
+            if classes and classes not in names:
+                names[classes] = name = f"_FAILS{len(names) + 1}"
+                BASE_NAMESPACE[name] = classes
+    return names
+
+
+_SHARED_FAILING = _shared_failing()
+
+
 class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
     """Generates the source of one filter's functions: a visitor over the checked
     tree, writing through ``SourceWriter``."""
@@ -241,6 +260,12 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         return (f"{value} if {value} is True or {value} is False or {value} is None "
                 f"else _not_boolean(_mode)")
 
+    def evaluate_lines(self) -> list[str]:
+        """The lines emitted so far, as ``evaluate`` has them (of a line written
+        in two forms, ``emit_forms``, evaluate's): for a caller that writes its
+        own function around a value's code (the plan's constant folding)."""
+        return _form(self.lines, 0)
+
     def emit_forms(self, evaluating: str, matching: str) -> None:
         """One line written one way in ``evaluate`` and another in ``matches``
         (an empty form writes nothing there)."""
@@ -261,7 +286,10 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
             return var
         self.emit(f"if {value} is not True and {value} is not False "
                   f"and {value} is not None:")
-        self.emit(f"    {self.op('_predicate')}({value})")
+        with self.indented():   # no truth value: a failure (amqp), the reason written where wanted
+            if not self.compact:
+                self.exit_failed(None, "if")
+            self.emit(f"{self.op('_predicate')}({value})")
         return value
 
     def value(self, node: ast.Node) -> str:
@@ -401,10 +429,12 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         var = self.temp()
         slow = f"_fn_{function.ident}({', '.join(args)})"
         fast = _string_function(node, args)
+        failing = self.failing_subject(node, args)
         if fast is None:
-            self.emit(f"{var} = {slow}")
+            self._typed_branch(var, args[0] if args else "", [], slow, failing)
         else:
-            self._typed_branch(var, args[0], [(f"type({args[0]}) in _STRS_CHAR", fast)], slow)
+            self._typed_branch(var, args[0], [(f"type({args[0]}) in _STRS_CHAR", fast)], slow,
+                               failing)
         # no max_string here (case mapping at most triples a string, the others
         # slice it), but what is kept counts against the evaluation's budget
         if function.charged:
@@ -613,10 +643,24 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         self.emit(f"    {var} = {fast} {_PY_OP[op]} {self.const(constant.value)}")
         self.emit(f"elif {subject} is None:")
         self.emit(f"    {var} = None")
+        failing = self.failing_subject(call, args)
+        if failing is not None:
+            self.exit_failed(failing, "elif")
         self.emit("else:")
         with self.indented():
             self._compare_call_result(call, op, constant, args, var)
         return var
+
+    def failing_subject(self, call: ast.Call, args: list[str]) -> str | None:
+        """A test under which the function surely fails: a subject of a class the
+        function refuses (``Function.subject``: a string; the table's
+        "function"), its other arguments constants, none NULL (a NULL argument
+        makes the result NULL before the subject is looked at)."""
+        function = REGISTRY.get(call.name)
+        if function is None or function.subject != "string" or not args or not all(
+                isinstance(a, ast.Literal) and a.value is not None for a in call.args[1:]):
+            return None
+        return self.failing(args[0], "function")
 
     def _compare_call_result(self, call: ast.Call, op: str, constant: ast.Literal,
                              args: list[str], var: str | None = None) -> str:
@@ -628,16 +672,21 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         return var
 
     def _typed_branch(self, var: str, subject: str, fast_paths: list[tuple[str, str]],
-                      fallback: str) -> None:
+                      fallback: str, failing: str | None = None) -> None:
         """``var = fast`` under the first ``guard`` that holds, NULL for NULL,
-        else ``fallback`` (the runtime's complete operation)."""
+        the early exit of a failure under ``failing`` (``exit_failed``), else
+        ``fallback`` (the runtime's complete operation)."""
+        if self.compact:
+            failing = None
         if not fast_paths:
+            if failing is not None:
+                self.exit_failed(failing, "if")
             self.emit(f"{var} = {fallback}")
             return
         if self.compact:
             self.emit(f"{var} = None if {subject} is None else {fallback}")
             return
-        fast_paths = self.class_once(subject, fast_paths)
+        fast_paths, failing = self.class_once(subject, fast_paths, failing)
         keyword = "if"
         first = len(self.lines) + 1
         for guard, fast in fast_paths:
@@ -646,19 +695,55 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
             keyword = "elif"
         self.emit(f"elif {subject} is None:")
         self.emit(f"    {var} = None")
+        if failing is not None:
+            self.exit_failed(failing, "elif")
         self.emit("else:")
         self.emit(f"    {var} = {fallback}")
         self._last_branch = (var, first, fast_paths[0][1], len(self.lines))
 
-    def class_once(self, subject: str, paths: list) -> list:
+    def failing(self, subject: str, test: str, constant: Any = None) -> str | None:
+        """A test of ``subject``'s class under which the dialect's ``test`` (a
+        test of ``NumberRules.other_types``, with its string constant or
+        constants) surely fails: the classes its table declares to fail
+        (``NumberRules.failing``). None where the dialect has no failures, or
+        no class surely fails."""
+        if not self.semantics.failures or self.compact:
+            return None
+        classes = self.semantics.numbers.failing(test, constant)
+        if not classes:
+            return None
+        name = _SHARED_FAILING.get(classes) or self.hoist("fails", classes)
+        return f"type({subject}) in {name}"
+
+    def exit_failed(self, guard: str | None, keyword: str) -> None:
+        """``keyword guard``: the evaluation fails there (``failing``; no guard:
+        wherever the line is reached), and a
+        failure makes the filter unknown wherever it happens, so ``evaluate``
+        returns None and ``matches`` False at once, as their error path would,
+        for a message of filtex's own forms (which that path would not adapt).
+        Where the reason is wanted (``_mode`` False: ``Filter.outcome``,
+        ``Filter.explain``, the plan's oracle) or the message is of another
+        class, the runtime's operation runs on, fails and writes the reason:
+        every verdict and every reason as before, a failing message at the
+        cost of a true one."""
+        test = "" if guard is None else f"({guard}) and " if " or " in guard else f"{guard} and "
+        self.emit_forms(f"{keyword} {test}_mode is not False and type(message) in _VIEWS: "
+                        "return None",
+                        f"{keyword} {test}type(message) in _VIEWS: return False")
+
+    def class_once(self, subject: str, paths: list, also: str | None = None
+                   ) -> tuple[list, str | None]:
         """Guards that test ``type(subject)`` more than once read it once, into a
-        temp: a builtin call saved on every path after the first."""
+        temp: a builtin call saved on every path after the first. ``also``, a
+        guard tested after them only where they all fail (an early exit), reads
+        that temp too, but does not count."""
         call = f"type({subject})"
         if subject not in self.known_class and \
                 sum(guard.count(call) for guard, *_ in paths) < 2:
-            return paths
+            return paths, also
         cls = self.class_of(subject)
-        return [(guard.replace(call, cls), *rest) for guard, *rest in paths]
+        return ([(guard.replace(call, cls), *rest) for guard, *rest in paths],
+                None if also is None else also.replace(call, cls))
 
     def class_of(self, subject: str) -> str:
         """A temp holding ``type(subject)``: the one an arithmetic result carries,
@@ -714,7 +799,9 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
                       f"{subject} {'is' if op == '=' else 'is not'} {literal}")]
         if constant.typ == "string" and paths:
             fallback = self.other_type(subject, fallback, "compare-string", op)
-        self._typed_branch(var, subject, paths, fallback)
+        test = _constant_test(constant, op)
+        self._typed_branch(var, subject, paths, fallback,
+                           None if test is None else self.failing(subject, *test))
 
     def double_operand(self, constant: Any) -> Any:
         """What a double (``is_float``: neither NaN nor, in total order, a zero) is
@@ -747,6 +834,10 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         var = self.temp()
         not_ = "not " if node.negated else ""
         paths: list[tuple[str, str]] = []
+        failing = None   # a string between two numbers, in amqp
+        if _number_constant(low) and _number_constant(high):
+            failing = self.failing(subject, "not between numbers" if node.negated
+                                   else "between numbers")
         if all(isinstance(b, ast.Literal) and b.typ == "int" for b in (low, high)):
             lo, hi = self.const(low.value), self.const(high.value)
             dlo, dhi = self.double_operand(low.value), self.double_operand(high.value)
@@ -765,7 +856,7 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         else:
             lo, hi = self.value(low), self.value(high)
         slow = f"{self.op('_between')}({subject}, {lo}, {hi}, {node.negated})"
-        self._typed_branch(var, subject, paths, slow)
+        self._typed_branch(var, subject, paths, slow, failing)
         return var
 
     def visit_In(self, node: ast.In) -> str:
@@ -786,7 +877,12 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
             paths = [(guard, f"{subject} {not_}in {members}")]
             if kinds == {"string"}:
                 slow = self.other_type(subject, slow, "in-strings", negated=node.negated)
-        self._typed_branch(var, subject, paths, slow)
+        failing = None
+        if kinds == {"string"}:
+            failing = self.failing(subject, "in strings", tuple(i.value for i in node.items))
+        elif literals and all(_number_constant(i) for i in node.items):
+            failing = self.failing(subject, "in numbers")
+        self._typed_branch(var, subject, paths, slow, failing)
         return var
 
     def visit_Like(self, node: ast.Like) -> str:
@@ -812,7 +908,8 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         if node.negated:
             fast = fast[4:] if fast.startswith("not ") else f"not ({fast})"
         slow = self.other_type(subject, slow, "like", negated=node.negated)
-        self._typed_branch(var, subject, [(self.is_string(subject), fast)], slow)
+        self._typed_branch(var, subject, [(self.is_string(subject), fast)], slow,
+                           self.failing(subject, "like"))
         return var
 
     def is_string(self, subject: str) -> str:
@@ -947,6 +1044,27 @@ _PLAIN_KINDS = (rules.INTEGER, rules.TIMESTAMP, rules.BOOLEAN)
 
 # Predicates whose value is always True or False, never NULL.
 _NEVER_NULL = (ast.Exists, ast.IsNull)
+
+def _constant_test(constant: ast.Literal, op: str) -> tuple[str, Any] | None:
+    """The test of ``NumberRules.other_types`` that a comparison by ``op`` with
+    ``constant`` is, and its string constant; None for a constant whose
+    comparisons no value's class alone makes fail (a timestamp: a string reads
+    as a time; NULL; NaN: unknown)."""
+    if constant.typ == "string":
+        return rules.comparison_test("string", op), constant.value
+    if constant.typ == "bool":
+        return rules.comparison_test("boolean", op), None
+    if _number_constant(constant):
+        return rules.comparison_test("number", op), None
+    return None
+
+
+def _number_constant(node: ast.Node) -> bool:
+    """Is ``node`` a numeric constant, neither NaN nor a timestamp?"""
+    return isinstance(node, ast.Literal) and node.typ in ("int", "decimal", "float") and \
+        rules.constant_kind(node.value) in (rules.INTEGER, rules.DECIMAL, rules.DOUBLE,
+                                            rules.INFINITY)
+
 
 def _fusable(call: ast.Call) -> bool:
     """Can ``call op 'text'`` be generated as one test (``_compare_string_call``)?
