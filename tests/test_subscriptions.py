@@ -200,6 +200,23 @@ def test_a_bad_filter_changes_nothing():
         subs.match({"region": "EU"})   # not a message form
 
 
+def test_adding_compiles_matches_so_no_message_pays_for_it():
+    """A filter's ``matches`` is compiled on its first call, unless a set takes
+    it: then as it is added, so no compile lands inside the set's first
+    messages (and a filter given already compiled is left as it is)."""
+    from filtex.codegen import loader
+    deferred = filtex.compile_sql("customer = 'C-deferred' AND total > 5")
+    assert deferred.matches.__code__ is loader._MATCHES_STUB
+    subs = filtex.Subscriptions({"given": deferred, "text": "tenant = 't-deferred' OR x = 1"})
+    subs.add("described", ("amqp:application-properties-filter", {"region": "&p:EU"}))
+    for name in subs:
+        assert subs[name].matches.__code__ is not loader._MATCHES_STUB, name
+    message = filtex.Message(application_properties={"customer": "C-deferred", "total": 6})
+    assert subs.match(message) == ["given"]
+    loader.compile_matches(deferred.matches)   # compiled: nothing more to do
+    loader.compile_matches(len)                # not a generated function: left alone
+
+
 def test_matching_while_another_thread_adds_and_removes():
     """Stable subscriptions are always answered exactly while others come and go."""
     rng = random.Random(3)

@@ -50,6 +50,15 @@ def load(source: str, namespace: dict[str, Any], identity: str
     return evaluate, matches
 
 
+def compile_matches(function: Callable[..., Any]) -> None:
+    """Compile a generated ``matches`` now if its compile was deferred (``load``:
+    to its first call): a caller about to call it on a stream of messages (a
+    ``Subscriptions`` set, as it takes the filter) pays the compile there, not
+    inside its first messages. Any other function is left as it is."""
+    if getattr(function, "__code__", None) is _MATCHES_STUB:
+        function.__globals__["_load_matches"]()
+
+
 class _Deferred:
     """A generated ``matches`` compiled on its first call, into the function object
     every caller already holds (its code is swapped in place): a filter only ever

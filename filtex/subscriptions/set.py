@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Literal, ca
 
 from proton import Data, Terminus
 
+from ..codegen.loader import compile_matches
 from ..dialects import get_dialect
 from ..errors import internal_error
 from ..filter import Filter
@@ -134,7 +135,8 @@ class Subscriptions:
     accepts and give exactly what evaluating each filter would.
 
     Adding and removing cost one compile (a cache hit for a filter already
-    compiled) and a few index updates, O(log n) at most. A failing ``add``
+    compiled; ``matches`` is compiled then too, so no compile lands inside the
+    set's first messages) and a few index updates, O(log n) at most. A failing ``add``
     changes nothing. ``match`` may run in several threads while another adds
     and removes: a concurrent change is seen or not, never half.
     """
@@ -174,6 +176,7 @@ class Subscriptions:
         name = _name(name)
         compiled = _compile(flt, self.dialect if dialect is None else _dialect(dialect),
                             self.limits)
+        _ready(compiled)
         gates, may_fail, required, whole = _analyse(compiled)
         with self._lock:   # nothing below raises: the set changes entirely or not at all
             offered = [(t.field, t.kind, key) for g in gates for t in g.terms
@@ -519,6 +522,17 @@ def _compile(flt: object, dialect: Dialect, limits: Limits | None) -> Filter:
         if not described:
             return compile_filter_set(flt, dialect, limits=limits)
     return compile_filter(flt, dialect, limits=limits)
+
+
+def _ready(flt: Filter) -> None:
+    """Compile the filter's ``matches`` now, if its compile was deferred to its
+    first call (``codegen/loader.py``): the set pays it as it takes the filter,
+    never inside its first messages. A compile that fails is a ``FilterError``
+    (``add`` changes nothing)."""
+    try:
+        compile_matches(flt.matches)
+    except Exception as exc:   # the generated source's evaluate compiled: not expected
+        raise internal_error(exc, "compiling a filter's matches") from None
 
 
 def _analyse(flt: Filter) -> tuple[list[Gate], bool, frozenset | None,
