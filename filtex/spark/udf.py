@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from . import kernels
+from ..spark_io import kernels
 
 _ROWS = "\x00filtex-rows"
 """The one null column a flat filter that reads no column gets (an absent key)."""

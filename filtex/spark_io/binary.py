@@ -55,6 +55,7 @@ from ..table.schema import (CHILD_OF_TAG, CHILD_ORDER, KEY_CLASS, KEYED, REST_TY
                             SECTION_COLUMNS, VALUE_FIELDS, children_of,
                             message_schema, plan_of, rest_column, value_type)
 from ..message import HEADER_FIELDS, PROPERTIES_FIELDS
+from . import kernels
 from .layout import (NOT_A_VALUE, SPARK_MAX_MS, UNREADABLE, arrow_for_spark, empty_column,
                      kept_columns, map_in_arrow)
 from .workers import use_this_python
@@ -461,7 +462,10 @@ def plan_of_found(rows: list) -> Plan:
 def discover(df: Any, column: str) -> Plan:
     """The plan of a batch DataFrame's messages (one Spark job): every key, the
     children their values need, the residuals they fill."""
+    carried = kernels.shipped()   # the driver's compiled kernels, for a fresh executor
+
     def found(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        kernels.install(carried)
         for batch in batches:
             rows = sorted(keys_found(batch.column(0)))
             yield pa.RecordBatch.from_arrays(

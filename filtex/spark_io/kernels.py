@@ -3,10 +3,12 @@
 An executor whose kernel cache is not the driver's (another machine, an
 ephemeral cluster, or ``spark.executorEnv.FILTEX_KERNEL_CACHE`` set apart)
 would compile, in each Python worker's first batch, what the driver's cache
-already holds. The Arrow UDF takes a broadcast of the driver's compiled code
-(``codegen/bundle.py``), made once per Spark context and again only when the
-driver's cache has changed since; each worker writes what its cache lacks
-before its first batch. In local mode with one cache there is nothing to carry.
+already holds. Every function filtex hands Spark to run over Arrow batches
+(``filtex.spark``'s UDF, the ``mapInArrow`` layouts of ``spark_io``) takes a
+broadcast of the driver's compiled code (``codegen/bundle.py``), made once per
+Spark context and again only when the driver's cache has changed since; each
+worker writes what its cache lacks before its first batch. In local mode with
+one cache there is nothing to carry.
 """
 from __future__ import annotations
 

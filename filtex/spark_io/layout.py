@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..table.schema import METADATA, TIMESTAMP_MS, check_version, message_schema, plan_of
+from . import kernels
 from .workers import use_this_python
 
 _WIDER = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64(),
@@ -135,7 +136,10 @@ def map_in_arrow(df: Any, inputs: list[str], layout: list[pa.Field], keep: list[
     spark_schema = StructType(list(from_arrow_schema(pa.schema(layout)).fields)
                               + [df.schema[name] for name in keep])
 
+    carried = kernels.shipped()   # the driver's compiled kernels, for a fresh executor
+
     def batches(iterator: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        kernels.install(carried)
         for batch in iterator:
             given = convert(batch)
             arrays = [given[f.name] if f.name in given else empty_column(f.type, batch.num_rows)
