@@ -237,6 +237,23 @@ def test_failures_exit_early_as_the_runtime_fails(text, monkeypatch):
         assert str(inline.explain(message)) == str(compact.explain(message)), (text, message)
 
 
+def test_the_no_local_filter_without_a_receiving_connection_exits_early():
+    """No-local without the link's connection fails in every dialect: None and
+    False at once, the reason where it is asked for, on every form."""
+    from filtex.amqp.encode import encode_message
+    for dialect in ("amqp", "jms", "rabbitmq"):
+        flt = filtex.compile_filter(("apache.org:no-local-filter:list", ["x"]), dialect)
+        assert "type(message) in _VIEWS: return" in flt.source
+        message = filtex.Message(connection="c1", application_properties={"a": 1})
+        data = encode_message(message)
+        for form in (message, data, filtex.view(data, "c1")):
+            assert flt.evaluate(form) is None and flt.matches(form) is False
+        for form in (message, filtex.view(data, "c1")):   # (bytes carry no connection)
+            assert flt.evaluate(form, "c2") is True and flt.matches(form, "c1") is False
+        assert flt.outcome(message) == (None, "the no-local filter needs the receiving "
+                                                "connection")
+
+
 def test_an_early_exit_leaves_other_objects_to_the_error_path():
     """An object that reads like a message but is no message form filtex knows:
     the early exit is not taken, the error path asks ``adapt``, which refuses it,

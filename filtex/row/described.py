@@ -121,7 +121,9 @@ class DescribedNodes:
 
     def visit_NoLocal(self, node: ast.NoLocal) -> str:
         var = self.temp()
-        self.emit("if receiving_connection is None:")
-        self.emit("    raise _Failure('the no-local filter needs the receiving connection')")
+        self.emit("if receiving_connection is None:")   # a failure, in every dialect
+        with self.indented():
+            self.exit_failed(None, "if")
+            self.emit("raise _Failure('the no-local filter needs the receiving connection')")
         self.emit(f"{var} = {self.accessor.connection()} != receiving_connection")
         return var
