@@ -252,16 +252,19 @@ def test_matching_while_another_thread_adds_and_removes():
 def _run_against_a_writer(churn: Callable[[], None], reader: Callable[[], None], readers: int,
                           stop: threading.Event) -> None:
     """``readers`` threads running ``reader`` while one runs ``churn``, which
-    stops when the readers are done."""
-    writer = threading.Thread(target=churn)
-    threads = [threading.Thread(target=reader) for _ in range(readers)]
+    stops when the readers are done, or when the test is interrupted (Ctrl-C): a
+    writer left running would keep the process from exiting."""
+    writer = threading.Thread(target=churn, daemon=True)
+    threads = [threading.Thread(target=reader, daemon=True) for _ in range(readers)]
     writer.start()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    stop.set()
-    writer.join()
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        stop.set()
+        writer.join()
 
 
 def churned_filter(i: int) -> str:
