@@ -57,14 +57,14 @@ def spark():
             pytest.fail(f"FILTEX_CI=1 but {missing}")
         pytest.skip(missing)
     from pyspark.sql import SparkSession
-    session = (SparkSession.builder.master("local[2]").appName("filtex-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.sql.caseSensitive", "true")
-               .config("spark.driver.memory", "2g")
-               .getOrCreate())
+    from stopping import start_session   # Ctrl-C while the JVM starts would leave it running
+    session = start_session(SparkSession.builder.master("local[2]").appName("filtex-tests")
+                            .config("spark.ui.enabled", "false")
+                            .config("spark.ui.showConsoleProgress", "false")
+                            .config("spark.sql.shuffle.partitions", "2")
+                            .config("spark.sql.session.timeZone", "UTC")
+                            .config("spark.sql.caseSensitive", "true")
+                            .config("spark.driver.memory", "2g"))
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

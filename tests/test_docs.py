@@ -34,6 +34,8 @@ from pathlib import Path
 
 import pytest
 
+import stopping
+
 REPO = Path(__file__).resolve().parents[1]
 PAGES = ([REPO / "README.md", REPO / "examples" / "README.md"]
          + sorted((REPO / "docs").rglob("*.md")))
@@ -176,9 +178,9 @@ def run_console(path: Path, workdir: Path, spark: bool) -> int:
             continue
         for line, command, expected in commands(block):
             want = EXIT.search(command.splitlines()[-1])
-            done = subprocess.run(["bash", "-c", command], cwd=workdir, env=shell_environment(),
-                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True, timeout=600)
+            done = stopping.run(["bash", "-c", command], cwd=workdir, env=shell_environment(),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, timeout=600)
             where = f"{page_id(path)} line {line}: $ {command}"
             assert done.returncode == (int(want.group(1)) if want else 0), \
                 f"{where}\nexit {done.returncode}\n{done.stdout}"

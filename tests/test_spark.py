@@ -6,6 +6,7 @@ one select; flat DataFrames; ``where``; a Parquet file written for Spark.
 """
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -18,6 +19,7 @@ import filtex.arrow as fa  # noqa: E402
 import filtex.spark as fs  # noqa: E402
 
 from conformance_cases import load_cases  # noqa: E402
+from stopping import two_at_a_time  # noqa: E402
 from test_conformance import compile_case  # noqa: E402
 
 pytestmark = pytest.mark.spark
@@ -78,7 +80,6 @@ def test_every_conformance_filter_over_its_dialects_messages(interpreted, dialec
     with them another (their rows take the UDF). Each distinct filter gives its
     three-valued ``column`` and its ``matches`` (the rows ``where`` keeps) over
     every message of its dialect; two selects run at a time."""
-    from concurrent.futures import ThreadPoolExecutor
     cases = [c for c in CASES if c["dialect"] == dialect]
     table = fa.message_table([c["message"] for c in cases])
     residual = _residual_rows(table)
@@ -91,11 +92,9 @@ def test_every_conformance_filter_over_its_dialects_messages(interpreted, dialec
             parts.append((interpreted.createDataFrame(part).cache(), rows))
     messages = [filtex.message_from_json(c["message"]) for c in cases]
     filters = _distinct(cases)[shard::len(SHARDS)]
-    with ThreadPoolExecutor(2) as pool:
-        jobs = [pool.submit(_check, df, rows, messages, filters[start:start + COLUMNS_A_SELECT])
-                for start in range(0, len(filters), COLUMNS_A_SELECT) for df, rows in parts]
-        for job in jobs:
-            job.result()
+    two_at_a_time(interpreted, [
+        functools.partial(_check, df, rows, messages, filters[start:start + COLUMNS_A_SELECT])
+        for start in range(0, len(filters), COLUMNS_A_SELECT) for df, rows in parts])
 
 
 def _native_matches(flt, df, rc):

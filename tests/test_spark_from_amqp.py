@@ -15,9 +15,9 @@ expressions), not the rows': two selects run at a time, interpreted.
 """
 from __future__ import annotations
 
+import functools
 import json
 import random
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -36,6 +36,7 @@ from filtex.plan.skeleton import fields_read  # noqa: E402
 from filtex.spark_io.binary import UNREADABLE, UNREADABLE_SECTION  # noqa: E402
 
 from conformance_cases import load_cases  # noqa: E402
+from stopping import two_at_a_time  # noqa: E402
 from test_conformance import compile_case  # noqa: E402
 
 pytestmark = pytest.mark.spark
@@ -157,9 +158,8 @@ def _over(spark, raws, cases, seed, **options):
                       | set(rng.sample(range(len(raws)), min(SAMPLE, len(raws)))))
         jobs.append(([(flt, case) for flt, case, _ in chunk], rows))
     try:   # two selects at a time: one is planned while the other runs
-        with ThreadPoolExecutor(2) as pool:
-            for done in [pool.submit(_compare, out, raws, pairs, rows) for pairs, rows in jobs]:
-                done.result()
+        two_at_a_time(spark, [functools.partial(_compare, out, raws, pairs, rows)
+                              for pairs, rows in jobs])
     finally:
         out.unpersist()
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+import stopping
+
 pytest.importorskip("pyspark")
 
 pytestmark = pytest.mark.spark
@@ -56,8 +58,8 @@ def test_local_workers_run_the_drivers_python(spark, tmp_path):
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYSPARK_PYTHON", "VIRTUAL_ENV", "PYSPARK_DRIVER_PYTHON")}
     env.update(PATH=path, PYTHONPATH=str(REPO))
-    done = subprocess.run([sys.executable, "-c", JOB], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=600)
+    done = stopping.run([sys.executable, "-c", JOB], env=env, cwd=tmp_path,   # it starts a JVM
+                        capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "[2]"
 
