@@ -93,35 +93,34 @@ def test_a_table_switches_to_the_kernel_mid_input(cold, monkeypatch, text):
     assert 0 < first.compiling_rows < len(source), "answered at once, then by the kernel"
     assert first.compiling_rows == sum(calls) and first.compiling_rows % 64 == 0
     assert first.fallback_rows >= first.compiling_rows
+    assert any(key[1:3] == ("job", "table") for key in tiers._compiler.states)
     again = fa.evaluate(flt, table)
     assert again.verdicts.to_pylist() == expected
     assert again.compiling_rows == 0 and again.kernel
 
 
 def test_encoded_messages_switch_to_the_kernel_mid_input(cold, monkeypatch):
-    from filtex.arrow import tiered
+    from filtex.arrow import binary, tiered
     monkeypatch.setattr(tiered, "CHUNK_ROWS", 50)
+    real = binary.tiered
+    chunks = []
+
+    def waiting_tier(kernel, by_message, n, warm):
+        def by_message_then_wait(lo, hi):
+            out = by_message(lo, hi)
+            chunks.append(hi - lo)
+            _settled()
+            return out
+        return real(kernel, by_message_then_wait, n, warm)
+    monkeypatch.setattr(binary, "tiered", waiting_tier)
     source = _messages(400, seed=5)
     cells = pa.array([encode_message(m) for m in source], pa.binary())
     flt = filtex.compile_sql(FILTERS[0])
     expected = [flt.evaluate(m) for m in source]
-    asked = []
-    real = flt.evaluate
-
-    class Waiting:   # the per-message tier reads each cell by flt.evaluate
-        tree = flt.tree
-
-        def __getattr__(self, name):
-            return getattr(flt, name)
-
-        def evaluate(self, message, rc=None):
-            asked.append(1)
-            if len(asked) % 50 == 0:
-                _settled()
-            return real(message, rc)
-    result = fa.evaluate_encoded(Waiting(), cells)
+    result = fa.evaluate_encoded(flt, cells)
     assert result.verdicts.to_pylist() == expected
-    assert 0 < result.compiling_rows < len(source)
+    assert 0 < result.compiling_rows == sum(chunks) < len(source)
+    assert any(key[1:3] == ("job", "encoded") for key in tiers._compiler.states)
     again = fa.evaluate_encoded(flt, cells)
     assert again.verdicts.to_pylist() == expected and again.compiling_rows == 0
 
@@ -201,5 +200,7 @@ def test_the_command_line_answers_at_once_on_a_cold_machine(cold, tmp_path, monk
                         err)
     assert runs["batch"][:2] == runs["messages"][:2]
     assert runs["batch"][0]["messages"] > 2000
+    # the background compiler was handed a sample to compile the whole chain from
+    assert any(key[1:3] == ("job", "frames") for key in tiers._compiler.states)
     assert f"{runs['batch'][0]['messages']:,} of them by the per-message engine while the " \
         "kernels compiled in the background" in runs["batch"][2]

@@ -19,6 +19,7 @@ from .engine import BatchResult, evaluate
 from ..plan.skeleton import fields_read
 from ..table.schema import KEYED
 from .parallel import rows_of_words, set_verdicts, verdict_array
+from . import warmup
 from .tiered import tiered
 
 
@@ -61,7 +62,9 @@ def evaluate_encoded(flt: Any, column: Any, receiving_connection: Any = None, *,
     def by_message(lo: int, hi: int) -> list[bool | None]:
         return [None if cell is None else flt.evaluate(cell, rc)
                 for cell in cells.slice(lo, hi - lo).to_pylist()]
-    verdicts, held, compiling = tiered(kernel, by_message, len(cells))
+    def warm() -> None:
+        warmup.request_encoded(flt, cells, rc, walk)
+    verdicts, held, compiling = tiered(kernel, by_message, len(cells), warm)
     return BatchResult(verdicts, held + compiling, reason, compiling)
 
 

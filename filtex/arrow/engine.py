@@ -31,7 +31,7 @@ from ..table import guard
 from ..table.schema import METADATA_KEY, check_version
 from ..table.sources import ArrowData, as_table, record_batches
 from ..tree.compiled import CompiledFilter
-from . import fused, passes
+from . import fused, passes, warmup
 from .row_path import row_by_row
 from .tiered import tiered
 
@@ -112,7 +112,9 @@ def evaluate(flt: CompiledFilter, data: ArrowData,
 
             def by_message(lo: int, hi: int, batch: pa.RecordBatch = batch) -> list[bool | None]:
                 return row_by_row(flt, batch, np.arange(lo, hi), rc)
-            verdicts, count, waited = tiered(kernel, by_message, batch.num_rows)
+            def warm(batch: pa.RecordBatch = batch) -> None:
+                warmup.request_table(flt, batch, rc, threads)
+            verdicts, count, waited = tiered(kernel, by_message, batch.num_rows, warm)
             parts.append(verdicts)
             held += count + waited
             compiling += waited

@@ -28,16 +28,18 @@ ByMessage = Callable[[int, int], list[bool | None]]
 """The per-message engine's verdicts for rows lo..hi."""
 
 
-def tiered(kernel: Kernel, by_message: ByMessage, n: int) -> tuple[pa.BooleanArray, int, int]:
+def tiered(kernel: Kernel, by_message: ByMessage, n: int,
+           warm: Callable[[], None]) -> tuple[pa.BooleanArray, int, int]:
     """(verdicts, rows the kernels handed back, rows answered while compiling)
     for rows 0..n: by ``kernel`` when its kernels are ready, else by
-    ``by_message`` until they are."""
+    ``by_message`` until they are; ``warm`` hands the background compiler a
+    sample to compile every kernel of the chain from (``warmup.py``)."""
     with tiers.background():
         try:
             verdicts, held = kernel(0)
             return verdicts, held, 0
         except tiers.NotReady:
-            pass
+            warm()
     parts: list[pa.Array] = []
     start = held = 0
     seen = tiers.progress()

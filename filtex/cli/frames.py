@@ -58,25 +58,45 @@ def read(matcher: Any, stream: Any, shown: str) -> bool:
 
 def evaluate(matcher: Any, part: Any, shown: str) -> int:
     """Every subscription over one chunk of frames; the messages selected. While
-    a kernel it needs compiles in the background, the chunk is answered by the
-    per-message engine (``by_message``)."""
+    a kernel it needs compiles in the background, the frames are answered by
+    the per-message path (``by_message``) a slice at a time, the kernels tried
+    again on the rest whenever the compiler has finished something."""
+    from ..arrow import warmup
+    from ..arrow.tiered import CHUNK_ROWS
+    from ..codegen import tiers
+    n = len(part.cells)
+    seen = None
+    start = selected = 0
+    while start < n:
+        rest = part if not start else part.rows(start, n)
+        if seen != tiers.progress():
+            seen = tiers.progress()
+            try:
+                with tiers.background():
+                    return selected + by_kernels(matcher, rest, shown)
+            except tiers.NotReady:   # the decoder is compiling
+                warmup.request_frames([sub.filter for sub in matcher.subscriptions],
+                                      rest.cells, 4)
+        stop = min(n, start + CHUNK_ROWS)
+        before = matcher.messages
+        by_message(matcher, part.rows(start, stop), shown)
+        matcher.compiling_messages += matcher.messages - before
+        start = stop
+    return selected
+
+
+def by_kernels(matcher: Any, part: Any, shown: str) -> int:
+    """Every subscription over frames by the decoder and the kernels (raises
+    ``NotReady`` before anything is counted while one compiles)."""
     import filtex.arrow as fa
     from ..amqp.encoded import EncodedMessage
     from ..arrow.binary import decode_for
-    from ..codegen import tiers
     subscriptions = matcher.subscriptions
     clock = time.perf_counter
     started = clock()
     n = len(part.cells)
-    try:
-        with tiers.background():
-            decoded = decode_for([sub.filter for sub in subscriptions], part.cells, prefix=4)
-            results = [fa.evaluate(sub.filter, decoded.table) for sub in subscriptions]
-    except tiers.NotReady:   # the decoder is compiling
-        before = matcher.messages
-        by_message(matcher, part, shown)
-        matcher.compiling_messages += matcher.messages - before
-        return 0
+    decoded = decode_for([sub.filter for sub in subscriptions], part.cells, prefix=4)
+    results = [fa.evaluate(sub.filter, decoded.table) for sub in subscriptions]
     # a filter whose kernel is compiling answered its rows per message meanwhile
     matcher.compiling_messages += max(result.compiling_rows for result in results)
     readable = np.ones(n, bool)

@@ -1,7 +1,9 @@
 """The background compiler (``python -m filtex.codegen.background``).
 
-Reads compile requests from stdin (``tiers.py``: a length, then the pickle of
-``(key, module, path, qualname, signature)``), compiles each with numba into
+Reads requests from stdin (``tiers.py``: a length, then the pickle of ``(key,
+"compile", module, path, qualname, signature)``, one signature of one
+function, or ``(key, "job", "filtex.module:function", args)``, a function of
+filtex run on a sample of an input), compiles what each needs with numba into
 the shared disk cache (``jit.py``) and answers ``(key, ok)`` on stdout. It
 ends when stdin ends (its parent has gone or closed it) and its queue is done.
 """
@@ -13,6 +15,7 @@ import os
 import pickle
 import struct
 import sys
+import traceback
 from typing import Any, BinaryIO
 
 
@@ -38,6 +41,17 @@ def _function(module_name: str, path: str | None, qualname: str) -> Any:
     return found
 
 
+def _log(text: str) -> None:
+    """A failure, written to ``FILTEX_COMPILE_LOG`` when it names a file."""
+    path = os.environ.get("FILTEX_COMPILE_LOG")
+    if path:
+        try:
+            with open(path, "a", encoding="utf-8") as log:
+                log.write(text)
+        except OSError:
+            pass
+
+
 def _answer(out: BinaryIO, key: Any, ok: bool) -> None:
     data = pickle.dumps((key, ok))
     out.write(struct.pack(">I", len(data)) + data)
@@ -54,14 +68,21 @@ def main() -> None:
             return
         body = requests.read(struct.unpack(">I", head)[0])
         try:
-            key, module, path, qualname, signature = pickle.loads(body)
+            key, kind, *request = pickle.loads(body)
         except Exception:
             return
         try:
-            _function(module, path, qualname).compile(signature)
+            if kind == "compile":   # one signature of one function
+                module, path, qualname, signature = request
+                _function(module, path, qualname).compile(signature)
+            else:   # a job: a function of filtex run on a sample, compiling what it calls
+                function, args = request
+                module, _, name = function.partition(":")
+                _function(module, None, name)(*args)
             ok = True
         except Exception:   # the caller compiles it itself, and meets the error there
             ok = False
+            _log(traceback.format_exc())
         try:
             _answer(out, key, ok)
         except OSError:   # the parent has gone: the rest is still worth compiling

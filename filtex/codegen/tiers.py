@@ -33,8 +33,8 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
-__all__ = ["NotReady", "background", "mode", "progress", "request", "stop", "wait",
-           "waiting"]
+__all__ = ["NotReady", "background", "mode", "progress", "request", "stop", "wait", "waiting",
+           "warm"]
 
 
 class NotReady(Exception):
@@ -98,19 +98,18 @@ class _Compiler:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.states: dict[tuple[str, str, str, str], str] = {}
+        self.states: dict[tuple[Any, ...], str] = {}
         self.finished = 0
         self.child: subprocess.Popen[bytes] | None = None
         self.broken = False
         self.directory = ""
         self.sent: dict[int, set[Any]] = {}   # per child: the keys sent to it
 
-    def state(self, module: str, path: str | None, qualname: str, signature: Any,
-              directory: str) -> str:
-        """``"pending"``, ``"done"`` or ``"failed"`` for one compile into the
+    def state(self, key: tuple[Any, ...], request: tuple[Any, ...], directory: str) -> str:
+        """``"pending"``, ``"done"`` or ``"failed"`` for one request into the
         cache ``directory``; asked for the first time, it is sent to the child
         (a new one when the directory has changed)."""
-        key = (directory, module, qualname, repr(signature))
+        key = (directory, *key)
         with self.lock:
             found = self.states.get(key)
             if found is not None:
@@ -118,7 +117,7 @@ class _Compiler:
             if directory != self.directory:
                 self._stop()
                 self.directory = directory
-            if self.broken or not self._send((key, module, path, qualname, signature)):
+            if self.broken or not self._send((key, *request)):
                 return "failed"
             if len(self.states) >= MAX_REQUESTS:
                 for old in [k for k, v in self.states.items() if v != "pending"]:
@@ -218,9 +217,23 @@ def request(py_func: Callable[..., Any], signature: Any, directory: str) -> None
     path = None
     if module.startswith("filtex_kernel_"):   # a generated module: imported from its file
         path = py_func.__code__.co_filename
-    state = _compiler.state(module, path, py_func.__qualname__, signature, directory)
+    qualname = py_func.__qualname__
+    state = _compiler.state((module, qualname, repr(signature)),
+                            ("compile", module, path, qualname, signature), directory)
     if state == "pending":
-        raise NotReady(f"{module}.{py_func.__qualname__} is compiling in the background")
+        raise NotReady(f"{module}.{qualname} is compiling in the background")
+
+
+def warm(directory: str, key: tuple[Any, ...], function: str, *args: Any) -> None:
+    """Have the background compiler run ``function`` (``"filtex.module:name"``)
+    on ``args`` once per ``key``, compiling every kernel it calls: a sample of
+    the input a caller met ``NotReady`` on, so the whole chain of kernels it
+    needs (the decoder's passes, then the filter's) compiles in one go rather
+    than one kernel per attempt (into the cache ``directory``). Nothing when
+    kernels are compiled where they are needed (``mode()``)."""
+    if mode() == "wait":
+        return
+    _compiler.state(("job", *key), ("job", function, args), directory)
 
 
 def stop() -> None:

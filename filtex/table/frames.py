@@ -70,6 +70,11 @@ class Frames(NamedTuple):
     def payload(self, row: int) -> bytes:
         return self.data[int(self.offsets[row]) + PREFIX:int(self.offsets[row + 1])].tobytes()
 
+    def rows(self, lo: int, hi: int) -> "Frames":
+        """Frames ``lo`` to ``hi`` (excluded) of the chunk, the same bytes."""
+        return Frames(self.cells.slice(lo, hi - lo), self.data, self.offsets[lo:hi + 1],
+                      self.base, self.first + lo)
+
 
 class Fatal(NamedTuple):
     """Why the input ends here (a frame too large, or cut by the end of the file)."""
