@@ -168,6 +168,17 @@ class NumberRules:
                          if not (nan_first and kind in NAN_KINDS)
                          and self.answer(kind, test, constant) == "fail" for cls in classes)
 
+    def failing_unless_nan(self, test: str, constant: Any = None) -> frozenset[type]:
+        """The classes of the doubles (``float32``, ``float``) for which a test
+        that compares is declared to fail, where the value is no NaN (a NaN is
+        unknown first): what ``failing`` leaves out, that generated code tests
+        with the value (``x == x``)."""
+        if test in COMPARING_NOTHING:
+            return frozenset()
+        return frozenset(cls for kind in (FLOAT32, DOUBLE)
+                         if self.answer(kind, test, constant) == "fail"
+                         for cls in KIND_CLASSES[kind])
+
     def double_operand(self, constant: Any) -> Any:
         """What a double compares with for a numeric ``constant`` (its value
         neither NaN nor, in a total order, a zero): the constant rounded to

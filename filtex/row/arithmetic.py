@@ -167,7 +167,8 @@ class ArithmeticNodes:
             if test is None:
                 return None
             cls = read.get(expr) or self.known_class.get(expr) or f"type({expr})"
-            tests.append(test.replace(f"type({expr})", cls))
+            tests.append(f"({test.replace(f'type({expr})', cls)})" if " or " in test
+                         else test.replace(f"type({expr})", cls))
             numbers.append(f"{cls} in _NUMS_F")
         if op == "+" and len(tests) == 2:
             return f"({tests[0]} and {numbers[1]}) or ({numbers[0]} and {tests[1]})"

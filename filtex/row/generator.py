@@ -705,15 +705,22 @@ class CodeGenerator(ArithmeticNodes, SourceWriter, ast.NodeVisitor):
         """A test of ``subject``'s class under which the dialect's ``test`` (a
         test of ``NumberRules.other_types``, with its string constant or
         constants) surely fails: the classes its table declares to fail
-        (``NumberRules.failing``). None where the dialect has no failures, or
-        no class surely fails."""
+        (``NumberRules.failing``), and a double that is no NaN where doubles
+        fail (``failing_unless_nan``). None where the dialect has no failures,
+        or nothing surely fails."""
         if not self.semantics.failures or self.compact:
             return None
-        classes = self.semantics.numbers.failing(test, constant)
-        if not classes:
-            return None
-        name = _SHARED_FAILING.get(classes) or self.hoist("fails", classes)
-        return f"type({subject}) in {name}"
+        numbers = self.semantics.numbers
+        tests = []
+        classes = numbers.failing(test, constant)
+        if classes:
+            name = _SHARED_FAILING.get(classes) or self.hoist("fails", classes)
+            tests.append(f"type({subject}) in {name}")
+        floats = numbers.failing_unless_nan(test, constant)
+        if floats:   # a double that is no NaN (a NaN compares as NULL first)
+            name = "_FLOATS" if floats == FLOAT_CLASSES else self.hoist("fails", floats)
+            tests.append(f"(type({subject}) in {name} and {subject} == {subject})")
+        return " or ".join(tests) or None
 
     def exit_failed(self, guard: str | None, keyword: str) -> None:
         """``keyword guard``: the evaluation fails there (``failing``; no guard:
