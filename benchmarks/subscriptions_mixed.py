@@ -21,6 +21,17 @@ on their encoded bytes (``match`` given the bytes; the loop views each once,
 difference). The run also says how many candidates a message has verified by
 their gate (not evaluated) and evaluated in full.
 
+Then the same set against orders of mixed types (``--wrong``, a quarter by
+default): strings and nulls where the filters expect numbers (total, quantity,
+discount), so the filters that compare or compute them fail (amqp: unknown)
+or are NULL. Cold: each way in a fresh process (``--cold-child``) that builds the set as a
+user does (nothing compiled beforehand beyond what ``add`` does) and takes the
+first ``--cold-messages`` messages once each, in order: ``match``, or the loop
+over every filter's ``matches``; per message, CPU time, and the ratio on the
+first message, the first 10 and all of them. Warm: the same messages in
+interleaved rounds, as above, on ``filtex.Message`` orders and on their
+encoded bytes.
+
 Then a 4-filter set (the README's four subscriptions, as ``filtex match``
 runs them, and four one-term filters) against a plain loop over the four
 filters' ``matches``, and ``evaluate_all`` against a loop over their
@@ -31,8 +42,10 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import random
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -123,10 +136,14 @@ def _filter(rng: random.Random, shape: str) -> str:
                        f"quantity * 100 + total > {rng.randrange(9900, 10_000)}"])
 
 
-def make_messages(count: int, seed: int = 28) -> list[filtex.Message]:
+def make_messages(count: int, seed: int = 28, wrong: float = 0.0) -> list[filtex.Message]:
     """Orders over the filters' domains: 10 application properties (strings,
-    ints, floats), a header priority present on 30% (else 4 by default)."""
+    ints, floats), a header priority present on 30% (else 4 by default). On a
+    share ``wrong`` of them, one to three of the numbers (total, quantity,
+    discount) are of the wrong type: the number as a string, ``'n/a'``, or
+    null."""
     rng = random.Random(seed)
+    mixed = random.Random(seed + 1)   # (the orders themselves are those of wrong=0)
     messages = []
     for _ in range(count):
         region = rng.choice(REGIONS)
@@ -138,6 +155,9 @@ def make_messages(count: int, seed: int = 28) -> list[filtex.Message]:
             "note": "standard order"}
         if rng.random() < 0.04:
             del props[rng.choice(["customer", "tenant", "region", "sku"])]   # a field missing
+        if mixed.random() < wrong:
+            for key in mixed.sample(["total", "quantity", "discount"], mixed.randint(1, 3)):
+                props[key] = mixed.choice([str(props[key]), "n/a", None])
         header: dict[str, Any] = {"durable": True}
         if rng.random() < 0.3:
             header["priority"] = rng.randrange(10)
@@ -243,6 +263,101 @@ def _mixed_case(subs: filtex.Subscriptions, plain: list, inputs: list, rounds: i
     return {k: v / len(inputs) * 1e6 for k, v in best.items()}, ratios, want, got
 
 
+def mixed_types(size: int, count: int, rounds: int, alone: float, wrong: float) -> int:
+    """The set against orders of mixed types: cold (each way in a fresh process)
+    and warm."""
+    print(f"\n{size:,} subscriptions against orders of mixed types ({wrong:.0%} with strings "
+          f"and nulls where numbers are expected), {count} messages\n")
+    cold = {way: _cold_run(way, size, count, alone, wrong) for way in COLD_WAYS}
+    us = {way: [t * 1e6 for t in run["times"]] for way, run in cold.items()}
+    print(f"cold: each way in a fresh process that builds the set ({cold['match']['build']:.1f} "
+          f"and {cold['one by one']['build']:.1f} s), then takes the {count} messages once, "
+          "in order\n")
+    print("| messages | match us | one by one us | speed-up |\n|---|---:|---:|---:|")
+    rows = [("first message", lambda t: t[0]), (f"first {count} (mean)", statistics.fmean),
+            ("first 10 (mean)", lambda t: statistics.fmean(t[:10])),
+            (f"slowest of the first {count}", max)]
+    for label, measure in rows:
+        a, b = measure(us["match"]), measure(us["one by one"])
+        print(f"| cold, {label} | {a:.1f} | {b:,.1f} | {b / a:.1f}x |")
+    status = 0
+    if cold["match"]["found"] != cold["one by one"]["found"]:
+        print("MISMATCH between match and one by one (cold runs)")
+        status = 1
+    from filtex.amqp.encode import encode_message
+    texts = make_filters(size, alone=alone)
+    subs = filtex.Subscriptions(texts)
+    plain = [(name, subs[name].matches) for name, _ in texts]
+    messages = make_messages(count, wrong=wrong)
+    print(f"\nwarm: the same {count} messages, best of {rounds} interleaved rounds\n")
+    print("| messages | match us | one by one us | speed-up (best) | speed-up (median of "
+          "rounds) | matched per message |\n|---|---:|---:|---:|---:|---:|")
+    for form, inputs in (("filtex.Message", messages),
+                         ("encoded bytes", [encode_message(m) for m in messages])):
+        per, ratios, want, got = _mixed_case(subs, plain, inputs, rounds)
+        matched = sum(map(len, want)) / len(inputs)
+        print(f"| {form} | {per['match']:.1f} | {per['one by one']:,.1f} | "
+              f"{per['one by one'] / per['match']:.1f}x | {statistics.median(ratios):.1f}x | "
+              f"{matched:.1f} ({matched / size:.1%}) |")
+        if want != got:
+            print(f"MISMATCH ({form})")
+            status = 1
+    failing, unknown = _unknowns([subs[name] for name, _ in texts], messages)
+    print(f"\nper message, one by one: {failing:.1f} evaluations fail, {unknown:.1f} more are "
+          "unknown (NULL)")
+    return status
+
+
+COLD_WAYS = ("match", "one by one")
+
+
+def _cold_run(way: str, size: int, count: int, alone: float, wrong: float) -> dict[str, Any]:
+    """``cold_child`` in a fresh process (this benchmark's checkout: its cwd)."""
+    command = [sys.executable, "-m", "benchmarks.subscriptions_mixed", "--cold-child", way,
+               "--size", str(size), "--cold-messages", str(count), "--alone", str(alone),
+               "--wrong", str(wrong)]
+    found = subprocess.run(command, cwd=Path(__file__).resolve().parents[1], check=True,
+                           capture_output=True, text=True)
+    return json.loads(found.stdout.splitlines()[-1])   # type: ignore[no-any-return]
+
+
+def _unknowns(flts: list[filtex.Filter], messages: list) -> tuple[float, float]:
+    """Per message, the filters whose evaluation fails, and those otherwise unknown."""
+    from filtex.errors import EvaluationFailure
+    failing = unknown = 0
+    for message in messages:
+        for flt in flts:
+            try:   # (the private mode of Filter.outcome: a failure is raised)
+                unknown += flt.evaluate(message, None, False) is None  # type: ignore[call-arg]
+            except EvaluationFailure:
+                failing += 1
+    return failing / len(messages), unknown / len(messages)
+
+
+def cold_child(way: str, size: int, count: int, alone: float, wrong: float) -> int:
+    """(``--cold-child``, a fresh process) build the set as a user does (nothing
+    compiled beforehand but what ``add`` does), then take its first ``count``
+    messages once each, in order, one way: ``match``, or a loop over every
+    filter's ``matches``. Prints one line of JSON: the build's seconds, each
+    message's CPU time and the names found."""
+    texts = make_filters(size, alone=alone)
+    messages = make_messages(count, wrong=wrong)
+    started = time.perf_counter()
+    subs = filtex.Subscriptions(texts)
+    build = time.perf_counter() - started
+    plain = [(name, subs[name].matches) for name, _ in texts]
+    times: list[float] = []
+    found: list[list[str]] = []
+    for message in messages:
+        if way == "match":
+            times.append(cpu(lambda: found.append(subs.match(message))))  # noqa: B023
+        else:
+            times.append(cpu(lambda: found.append([  # noqa: B023
+                name for name, matches in plain if matches(message)])))  # noqa: B023
+    print(json.dumps({"build": build, "times": times, "found": found}))
+    return 0
+
+
 README_FOUR = [("eu-big", "region = 'EU' AND total > 100"),
                ("express", "express AND h.priority >= 8"),
                ("paid-usd", "p.subject LIKE 'order.%ed' AND currency = 'USD'"),
@@ -315,8 +430,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--few-messages", type=int, default=2000)
     parser.add_argument("--few-rounds", type=int, default=9)
     parser.add_argument("--skip-few", action="store_true", help="only the mixed set")
+    parser.add_argument("--wrong", type=float, default=0.25,
+                        help="share of orders of mixed types (strings and nulls for numbers)")
+    parser.add_argument("--cold-messages", type=int, default=200)
+    parser.add_argument("--skip-mixed-types", action="store_true",
+                        help="no orders of mixed types (cold and warm)")
+    parser.add_argument("--cold-child", choices=COLD_WAYS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.cold_child:
+        return cold_child(args.cold_child, args.size, args.cold_messages, args.alone, args.wrong)
     status = mixed(args.size, args.messages, args.rounds, args.alone)
+    if not args.skip_mixed_types:
+        status |= mixed_types(args.size, args.cold_messages, args.rounds, args.alone,
+                              args.wrong)
     if not args.skip_few:
         status |= few(args.few_messages, args.few_rounds)
     return status

@@ -58,3 +58,19 @@ def test_compile_cache_hit(benchmark):
     benchmark.group = "compile"
     filtex.compile_sql(LONG_FILTER)
     benchmark(filtex.compile_sql, LONG_FILTER)
+
+
+@pytest.mark.parametrize("kind", ["true", "unknown", "failing"])
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_failure_path(benchmark, case, kind):
+    """``benchmarks/failure_path.py``'s messages: the filter true, unknown and
+    failing (a value of the wrong type), side by side per filter."""
+    from benchmarks.failure_path import messages_for
+    flt = filtex.compile_sql(case.sql)
+    message = messages_for(case.name)[kind]
+    expected = {"true": True, "unknown": None, "failing": None}[kind]
+    if case.name == "null-exists" and kind != "true":
+        expected = False   # it can be neither: its false message
+    assert flt.evaluate(message) is expected
+    benchmark.group = f"failure-path:{case.name}"
+    benchmark(flt.evaluate, message)
