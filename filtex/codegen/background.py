@@ -15,7 +15,9 @@ import os
 import pickle
 import struct
 import sys
+import threading
 import traceback
+from queue import Queue
 from typing import Any, BinaryIO
 
 
@@ -58,15 +60,28 @@ def _answer(out: BinaryIO, key: Any, ok: bool) -> None:
     out.flush()
 
 
+def _requests(stream: BinaryIO, queue: "Queue[bytes | None]") -> None:
+    """Read every request as it comes (the parent's writes never wait for a
+    compile to finish, and nothing it sent is lost when it exits), then None."""
+    try:
+        while True:
+            head = stream.read(4)
+            if len(head) < 4:
+                break
+            queue.put(stream.read(struct.unpack(">I", head)[0]))
+    finally:
+        queue.put(None)
+
+
 def main() -> None:
-    requests = sys.stdin.buffer
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)   # whatever numba prints goes where stderr goes, not into the answers
+    queue: "Queue[bytes | None]" = Queue()
+    threading.Thread(target=_requests, args=(sys.stdin.buffer, queue), daemon=True).start()
     while True:
-        head = requests.read(4)
-        if len(head) < 4:
+        body = queue.get()
+        if body is None:
             return
-        body = requests.read(struct.unpack(">I", head)[0])
         try:
             key, kind, *request = pickle.loads(body)
         except Exception:
