@@ -1,11 +1,12 @@
 """What keeps Ctrl-C stopping the test run within seconds, Spark included.
 
-- ``start_session``: ``builder.getOrCreate()`` with Ctrl-C held while pyspark starts its
-  JVM. Interrupted while it waits for the JVM to say where it listens, pyspark's
-  ``launch_gateway`` deletes the directory the JVM is to write that to and returns
-  without stopping the JVM: the JVM's main thread fails, its py4j server thread (not a
-  daemon) keeps it running for good, and it ignores SIGINT (pyspark starts it so). It
-  holds 2 GB and the run's output pipes: ``pytest | tee`` never ends.
+- ``start_session`` (``filtex.spark_io.workers``'s, which ``filtex spark`` uses too):
+  ``builder.getOrCreate()`` with Ctrl-C held while pyspark starts its JVM. Interrupted
+  while it waits for the JVM to say where it listens, pyspark's ``launch_gateway``
+  deletes the directory the JVM is to write that to and returns without stopping the
+  JVM: the JVM's main thread fails, its py4j server thread (not a daemon) keeps it
+  running for good, and it ignores SIGINT (pyspark starts it so). It holds 2 GB and the
+  run's output pipes: ``pytest | tee`` never ends.
 - ``two_at_a_time``: Spark selects run two at a time, on daemon threads; an interrupt is
   raised at once, and no select starts after it. A ``with ThreadPoolExecutor`` block
   waits for every submitted select instead (after Ctrl-C, the rest of the test: minutes),
@@ -25,30 +26,9 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from filtex.spark_io.workers import start_session
 
-def start_session(builder: Any) -> Any:
-    """``builder.getOrCreate()``; a Ctrl-C while the JVM starts (seconds) is raised once
-    the session is up, after stopping it. Every Ctrl-C of those seconds is held, the
-    second one too: pytest-xdist's worker sends itself one 5 s after the run is
-    interrupted, and one raised in the launch is what leaves the JVM running."""
-    if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGINT) is signal.SIG_IGN):   # nothing to hold
-        return builder.getOrCreate()
-    held: list[int] = []
-
-    def hold(signum: int, frame: object) -> None:
-        held.append(signum)
-
-    previous = signal.signal(signal.SIGINT, hold)
-    try:
-        session = builder.getOrCreate()
-    finally:   # pyspark's SparkContext has put its own handler in place of hold once up
-        if signal.getsignal(signal.SIGINT) is hold:
-            signal.signal(signal.SIGINT, previous)
-    if held:
-        session.stop()
-        raise KeyboardInterrupt
-    return session
+__all__ = ["run", "start_session", "two_at_a_time"]
 
 
 def two_at_a_time(spark: Any, calls: Iterable[Callable[[], object]]) -> None:

@@ -154,7 +154,8 @@ def _session(master: str | None, settings: dict[str, str]) -> Iterator[Any]:
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         for key, value in settings.items():
             builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    from ..spark_io.workers import start_session
+    spark = start_session(builder)   # a Ctrl-C meanwhile must not orphan the JVM
     case = spark.conf.get("spark.sql.caseSensitive")
     spark.conf.set("spark.sql.caseSensitive", "true")   # AMQP keys are: Color is not color
     try:

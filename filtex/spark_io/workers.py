@@ -12,7 +12,9 @@ the cluster's to choose (it needs filtex installed): nothing is changed.
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from typing import Any
 
 
@@ -28,3 +30,30 @@ def use_this_python(session: Any) -> None:
     if os.environ.get("PYSPARK_PYTHON") or chosen or not str(master).startswith("local"):
         return
     context.pythonExec = sys.executable
+
+
+def start_session(builder: Any) -> Any:
+    """``builder.getOrCreate()``, a Ctrl-C while the JVM starts (seconds) raised
+    once the session is up, after stopping it. Interrupted while it waits for the
+    JVM to say where it listens, pyspark's ``launch_gateway`` deletes the directory
+    the JVM is to write that to and returns without stopping the JVM, whose py4j
+    thread then keeps it running for good (it ignores SIGINT); so every Ctrl-C of
+    those seconds is held."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is signal.SIG_IGN):   # nothing to hold
+        return builder.getOrCreate()
+    held: list[int] = []
+
+    def hold(signum: int, frame: object) -> None:
+        held.append(signum)
+
+    previous = signal.signal(signal.SIGINT, hold)
+    try:
+        session = builder.getOrCreate()
+    finally:   # pyspark's SparkContext has put its own handler in place of hold once up
+        if signal.getsignal(signal.SIGINT) is hold:
+            signal.signal(signal.SIGINT, previous)
+    if held:
+        session.stop()
+        raise KeyboardInterrupt
+    return session
