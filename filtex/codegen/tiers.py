@@ -195,8 +195,12 @@ class _Compiler:
 
 
 def _child_environment(directory: str) -> dict[str, str]:
+    """The parent's environment, its kernel cache, waiting compiles, and the
+    filtex it runs first on the path (a checkout not installed is found too)."""
     env = dict(os.environ)
     env["FILTEX_KERNEL_CACHE"] = directory
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.pathsep.join([here, *filter(None, [env.get("PYTHONPATH")])])
     env["FILTEX_COMPILE"] = "wait"
     return env
 
