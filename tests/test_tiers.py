@@ -200,7 +200,10 @@ def test_the_command_line_answers_at_once_on_a_cold_machine(cold, tmp_path, monk
                         err)
     assert runs["batch"][:2] == runs["messages"][:2]
     assert runs["batch"][0]["messages"] > 2000
-    # the background compiler was handed a sample to compile the whole chain from
-    assert any(key[1:3] == ("job", "frames") for key in tiers._compiler.states)
+    # the background compiler was handed a sample to compile the whole chain from (the
+    # frames' when the decoder is missing, else a filter's table: a test before this one in
+    # the process may have compiled the decoder in memory)
+    assert any(key[1:3] in (("job", "frames"), ("job", "table"))
+               for key in tiers._compiler.states)
     assert f"{runs['batch'][0]['messages']:,} of them by the per-message engine while the " \
         "kernels compiled in the background" in runs["batch"][2]
