@@ -57,23 +57,24 @@ def read(matcher: Any, stream: Any, shown: str) -> bool:
 
 
 def evaluate(matcher: Any, part: Any, shown: str) -> int:
-    """Every subscription over one chunk of frames; the messages selected. While
-    a kernel it needs compiles in the background, the frames are answered by
-    the per-message path (``by_message``) a slice at a time, the kernels tried
+    """Every subscription over one chunk of frames; the messages the kernels
+    selected (the per-message path stops a ``-q`` run itself). While a kernel
+    it needs compiles in the background, the frames are answered by the
+    per-message path (``by_message``) a slice at a time, the kernels tried
     again on the rest whenever the compiler has finished something."""
     from ..arrow import warmup
     from ..arrow.tiered import CHUNK_ROWS
     from ..codegen import tiers
     n = len(part.cells)
     seen = None
-    start = selected = 0
+    start = 0
     while start < n:
-        rest = part if not start else part.rows(start, n)
         if seen != tiers.progress():
             seen = tiers.progress()
+            rest = part if not start else part.rows(start, n)
             try:
                 with tiers.background():
-                    return selected + by_kernels(matcher, rest, shown)
+                    return by_kernels(matcher, rest, shown)
             except tiers.NotReady:   # the decoder is compiling
                 warmup.request_frames([sub.filter for sub in matcher.subscriptions],
                                       rest.cells, 4)
@@ -82,7 +83,7 @@ def evaluate(matcher: Any, part: Any, shown: str) -> int:
         by_message(matcher, part.rows(start, stop), shown)
         matcher.compiling_messages += matcher.messages - before
         start = stop
-    return selected
+    return 0
 
 
 def by_kernels(matcher: Any, part: Any, shown: str) -> int:
