@@ -218,3 +218,26 @@ def test_a_pruned_module_is_written_again(tmp_path, monkeypatch):
         assert callable(module.kernel) and len(calls) == 2
     finally:
         sys.modules.pop(name, None)
+
+
+def test_the_least_recently_used_modules_are_pruned_with_their_code(tmp_path, monkeypatch):
+    """Past ``FILTEX_KERNEL_CACHE_FILES`` modules the least recently used go, and
+    the compiled code of a module that is gone goes with it; a module used again
+    is the newest."""
+    import time
+    from filtex.codegen import modules
+    monkeypatch.setattr(modules, "cache_directory", lambda: tmp_path)
+    monkeypatch.setattr(modules, "compiled_code_directory", lambda: tmp_path / "__pycache__")
+    monkeypatch.setenv("FILTEX_KERNEL_CACHE_FILES", "2")
+    (tmp_path / "__pycache__").mkdir()
+    paths = [tmp_path / f"filtex_kernel_{n}.py" for n in "abc"]
+    for n, path in enumerate(paths[:2]):
+        modules._write(path, f"X = {n}\n")
+        (tmp_path / "__pycache__" / f"{path.stem}.kernel-1.py311.nbc").write_bytes(b"code")
+        os.utime(path, (time.time() - 100 + n, time.time() - 100 + n))
+    modules._write(paths[0], "X = 0\n")   # used again: now the newest
+    modules._write(paths[2], "X = 2\n")
+    assert sorted(p.name for p in tmp_path.glob("filtex_kernel_*.py")) == \
+        ["filtex_kernel_a.py", "filtex_kernel_c.py"]
+    assert [p.name for p in (tmp_path / "__pycache__").iterdir()] == \
+        ["filtex_kernel_a.kernel-1.py311.nbc"]

@@ -28,10 +28,18 @@ from .jit import cache_directory, compiled_code_directory
 
 __all__ = ["cached", "clear"]
 
-MAX_CACHED_FILES = 1024
-"""Kernel modules kept on disk, the least recently used pruned past it (with
-their compiled code): enough for every filter shape of the conformance suite,
-so a second run of it compiles nothing."""
+MAX_CACHED_FILES = 4096
+"""Kernel modules kept on disk (``FILTEX_KERNEL_CACHE_FILES`` overrides it), the
+least recently used pruned past it with their compiled code (about 80 KB a
+module): room for every filter shape of the test suite (about 2,000 over its
+layouts), so that a run never compiles a kernel again that it pruned itself."""
+
+
+def _max_files() -> int:
+    try:
+        return max(1, int(os.environ.get("FILTEX_KERNEL_CACHE_FILES", "")))
+    except ValueError:
+        return MAX_CACHED_FILES
 
 _memory = BoundedCache(256, 1 << 62, lambda _: 1)
 _lock = threading.Lock()
@@ -115,21 +123,33 @@ def _write(path: Path, text: str) -> None:
 
 
 def _prune(directory: Path) -> None:
-    """Keep the newest ``MAX_CACHED_FILES`` kernel modules and their compiled
-    code; compiled code whose module is gone goes too."""
+    """Keep the newest ``_max_files()`` kernel modules and their compiled code;
+    compiled code whose module is gone goes too. Below the bound it only lists
+    the directory (no file is read or stat'ed)."""
+    limit = _max_files()
     try:
-        modules = sorted(directory.glob("filtex_kernel_*.py"), key=lambda p: p.stat().st_mtime)
+        modules = list(directory.glob("filtex_kernel_*.py"))
+        if len(modules) <= limit:
+            return
+        modules.sort(key=_modified)
     except OSError:
         return
-    kept = {p.stem for p in modules[-MAX_CACHED_FILES:]}
+    kept = {p.stem for p in modules[-limit:]}
     code = compiled_code_directory()
-    doomed = [p for p in modules[:-MAX_CACHED_FILES]]
+    doomed = modules[:-limit]
     doomed += [p for p in code.glob("filtex_kernel_*") if p.name.split(".")[0] not in kept]
     for path in doomed:
         try:
             path.unlink()
         except OSError:
             pass
+
+
+def _modified(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:   # pruned by another process meanwhile: the oldest
+        return 0.0
 
 
 def clear() -> None:
