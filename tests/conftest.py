@@ -89,6 +89,17 @@ def interpreted(spark):
             spark.conf.set(key, value)
 
 
+def pytest_collection_modifyitems(config, items):
+    """The longest tests first (Spark's, then the slow ones), the rest in file
+    order: pytest-xdist's work stealing then ends a run on short tests, not with
+    one worker idle while the other finishes a Spark select. No test depends on
+    the order."""
+    def rank(item):
+        return 0 if item.get_closest_marker("spark") else 1 if item.get_closest_marker("slow") \
+            else 2
+    items.sort(key=rank)
+
+
 # --- CI: the Spark tests must have run --------------------------------------------------------
 
 _skipped_spark: list[str] = []

@@ -34,8 +34,8 @@ def _newest(directory: Path) -> float:
 
 def _apart(context: Any, directory: Path) -> bool:
     """Whether the executors may keep their kernels elsewhere than the driver."""
-    conf = context.getConf()
-    theirs = conf.get("spark.executorEnv.FILTEX_KERNEL_CACHE", None)
+    from .workers import setting
+    theirs = setting(context, "spark.executorEnv.FILTEX_KERNEL_CACHE")
     if theirs is not None:
         return Path(theirs) != directory
     return not str(context.master).startswith("local")
