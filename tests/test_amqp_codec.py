@@ -482,6 +482,7 @@ def test_nesting_bound():
         decode_value(nested_list32(10_000))
 
 
+@pytest.mark.slow
 def test_large_inputs_decode_in_linear_time():
     def many(n):
         items = b"\xa1\x0axxxxxxxxxx" * n

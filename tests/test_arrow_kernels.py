@@ -123,6 +123,7 @@ EDGE_FILTERS = ["x = 0", "x <> 0", "x < 1.5", "x <= 1.5", "x > -1", "x >= 900719
                 "NOT (x > 1)", "x % 2 = 1", "x * 2 > 3", "x = TRUE", "x"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dialect", ["amqp", "jms", "rabbitmq"])
 def test_edge_values_of_every_type(dialect):
     source = [filtex.Message()] + [filtex.Message(application_properties={"x": v})
@@ -212,6 +213,7 @@ def test_residual_entries_go_row_by_row():
     assert result.fallback_rows == 2   # "one" and 2.5 (None is the null tag)
 
 
+@pytest.mark.slow
 def test_slices_chunks_and_parquet_row_groups(tmp_path):
     import pyarrow.parquet as pq
     source = [filtex.Message(application_properties={"x": i % 7, "s": f"v{i % 5}"},
@@ -236,6 +238,7 @@ def test_filters_without_a_kernel_form_say_why_and_still_agree():
     assert result.fallback_rows == 5
 
 
+@pytest.mark.slow
 def test_group_and_set_filters_run_as_kernels():
     source = [filtex.Message(application_properties={"a": i % 3, "s": "x" * (i % 2)},
                              properties={"subject": f"t.{i % 4}"}) for i in range(40)]
@@ -282,6 +285,7 @@ def test_constants_and_tables_do_not_change_the_fused_kernel():
     assert len(modules._memory) == count
 
 
+@pytest.mark.slow
 def test_the_disk_cache_is_shared_by_processes(tmp_path):
     """Two processes compile the same new shape at once into one directory; both
     agree with the per-message engine, and the directory holds one module: the
@@ -307,6 +311,7 @@ def test_importing_filtex_arrow_does_not_import_numba():
 
 # --- flat tables ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_flat_columns_read_as_the_amqp_types_their_arrow_types_stand_for():
     from proton import byte, float32, int32, short, ubyte, uint, ulong, ushort
     columns = {
@@ -399,6 +404,7 @@ def test_arithmetic_over_several_fields_agrees(dialect, text, rows):
 
 # --- columns of encoded messages ---------------------------------------------------------------
 
+@pytest.mark.slow
 def test_encoded_columns_filtered_and_tabled(tmp_path):
     from pathlib import Path
     from filtex.files import read_records
@@ -418,6 +424,7 @@ def test_encoded_columns_filtered_and_tabled(tmp_path):
         fa.from_amqp(column)
 
 
+@pytest.mark.slow
 def test_kernel_modules_in_sys_modules_are_bounded(monkeypatch):
     """Past MAX_MODULES the oldest kernel modules leave sys.modules; their
     kernels, asked for again, are imported again and still agree."""
@@ -432,6 +439,7 @@ def test_kernel_modules_in_sys_modules_are_bounded(monkeypatch):
     assert len([m for m in sys.modules if m.startswith("filtex_kernel_")]) <= 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["fused", "passes"])
 @pytest.mark.parametrize("threads", [2, 3])
 def test_threads_split_a_batch_and_agree(monkeypatch, threads, engine):

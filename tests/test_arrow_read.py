@@ -22,6 +22,7 @@ def verdicts(flt, messages) -> list:
     return [flt.evaluate(m) for m in messages]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["orders.jsonl", "orders.amqp", "telemetry.amqp"])
 @pytest.mark.parametrize("batch_size", [7, 1000])
 def test_message_files_read_in_batches_give_the_messages_verdicts(name, batch_size):

@@ -50,6 +50,7 @@ def same_sections(row, message) -> bool:
 
 # --- (a) one message, one row -----------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", [pytest.param(c, id=n) for n, c in CASES])
 def test_one_row_table_gives_the_message_verdict(case):
     flt = compile_case(case)
@@ -74,6 +75,7 @@ def dialect_tables():
     return tables
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_one_table_per_dialect_gives_every_verdict_row_by_row(dialect, dialect_tables):
     """Every case's row read back as a message gives the case's verdict, and
@@ -97,6 +99,7 @@ SHARDS = range(4)
 messages (the test workers share the shards out)."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shard", SHARDS)
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_every_filter_over_the_whole_table(dialect, shard, dialect_tables):
@@ -229,6 +232,7 @@ def _verdicts(cases, table):
     return [compile_case(c).evaluate(row, receiver(c)) for c, row in zip(cases, fa.messages(table))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["parquet", "ipc"])
 def test_files_keep_the_layout_and_the_verdicts(fmt, tmp_path):
     cases, table = _all_cases_table()
@@ -330,6 +334,7 @@ RANDOM_FILTERS = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(random_messages(), min_size=1, max_size=4))
 def test_random_messages_round_trip_and_agree(messages):

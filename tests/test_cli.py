@@ -633,6 +633,7 @@ def one_error_line(done: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block, argv, module, extra", [
     ("pyarrow", ["match", "--count", EU_BIG], "pyarrow", "arrow"),
     ("numba", ["match", "--count", EU_BIG], "numba", "arrow"),
@@ -1223,6 +1224,7 @@ def _table_with_a_malformed_row(path: Path) -> list:
     return messages
 
 
+@pytest.mark.slow
 def test_a_malformed_row_is_unknown_and_the_rest_of_the_table_is_read(capsys, tmp_path):
     _table_with_a_malformed_row(tmp_path / "t.arrow")
     code, out, err = run(capsys, "match", "--count", "--json", "x = 4 OR x = 9 OR x = 11",

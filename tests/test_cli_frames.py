@@ -68,6 +68,7 @@ def _both(tmp_path: Path, data: bytes, extra: list[str]) -> None:
     assert results["columns"] == results["rows"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [3, 17])
 def test_hostile_frames_give_the_per_message_paths_results(tmp_path, seed):
     raws = messages(250, seed)
@@ -77,6 +78,7 @@ def test_hostile_frames_give_the_per_message_paths_results(tmp_path, seed):
     _both(tmp_path, _frames(raws), [])
 
 
+@pytest.mark.slow
 def test_invert_and_the_ends_of_a_file(tmp_path):
     raws = messages(120, 5)
     data = _frames(raws)
@@ -86,6 +88,7 @@ def test_invert_and_the_ends_of_a_file(tmp_path):
     _both(tmp_path, too_large, [])
 
 
+@pytest.mark.slow
 def test_a_quiet_run_answers_as_the_per_message_path(tmp_path):
     (tmp_path / "in.amqp").write_bytes(_frames(messages(60, 9)))
     for text in ("TRUE", "FALSE", "a = 1"):

@@ -56,6 +56,7 @@ def test_case(case: dict) -> None:
         assert explanation.evaluated and explanation.value is expected, explanation
 
 
+@pytest.mark.slow
 def test_every_case_in_compact_code(monkeypatch):
     """Past a budget of source the generator writes runtime calls instead of inline
     fast paths (huge filters): with the budget at zero, every case still passes."""

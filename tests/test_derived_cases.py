@@ -43,6 +43,7 @@ def _messages() -> list[filtex.Message]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", FILTERS)
 def test_every_engine_gives_the_per_message_verdict(text):
     messages = _messages()
@@ -59,6 +60,7 @@ def test_every_engine_gives_the_per_message_verdict(text):
     assert [subscriptions.match(m) == ["s"] for m in messages] == [w is True for w in want]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", [t for t in FILTERS if "+ n" not in t])
 def test_the_kernel_answers_without_the_per_message_engine(text):
     """Numbers and absent values in both fields: no row for the per-message engine

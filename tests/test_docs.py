@@ -191,6 +191,7 @@ def run_console(path: Path, workdir: Path, spark: bool) -> int:
     return ran
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PAGES, ids=page_id)
 def test_shell_examples_run_as_written(path, tmp_path):
     run_console(path, tmp_path, spark=False)

@@ -289,6 +289,7 @@ MESSAGES_ST = st.builds(
     body=BODIES, connection=st.one_of(st.none(), ASCII))
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(MESSAGES_ST)
 def test_generated_messages_encode_and_decode_to_themselves(message):
@@ -297,6 +298,7 @@ def test_generated_messages_encode_and_decode_to_themselves(message):
     assert (body is None) if message.body is None else same(body, message.body)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(MESSAGES_ST)
 def test_generated_messages_typed_json_round_trip(message):

@@ -386,6 +386,7 @@ def tier(view: E.EncodedMessage) -> str:
     return {re.Match: "match", set: "split", dict: "walk"}.get(type(ap._index), "none")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [27, 28, 29])
 def test_the_reader_answers_as_before_on_orders_broken_every_way(fresh, seed):
     messages = orders(120, seed)
@@ -401,6 +402,7 @@ def test_the_reader_answers_as_before_on_orders_broken_every_way(fresh, seed):
     assert seen.get("split", 0) > 0 and seen.get("malformed", 0) > 10, seen
 
 
+@pytest.mark.slow
 def test_the_reader_answers_as_before_before_it_learns_anything(fresh):
     """The same comparisons on a reader that has learnt nothing, and then
     on one that has learnt from these very messages, broken ones included."""
@@ -414,6 +416,7 @@ def test_the_reader_answers_as_before_before_it_learns_anything(fresh):
         compare(data, rng, seen)
 
 
+@pytest.mark.slow
 def test_keys_learnt_from_many_maps_stay_bounded(fresh):
     """A stream of ever new keys: at most 64 known, and the known-keys
     expressions made anew ever more rarely."""

@@ -357,6 +357,7 @@ def _expected(flt: filtex.Filter, path: Path) -> list[str]:
     return [str(i) for i, m in enumerate(filtex.read_messages(path)) if flt.matches(m)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 @pytest.mark.parametrize("policy", ["detach", "omit", None])
 def test_profiles_and_policies_on_the_wire(profile, policy, tmp_path):

@@ -132,6 +132,7 @@ def _junction_filters(seed: int, count: int) -> list[str]:
     return [tree(3) for _ in range(count)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dialect", ["amqp", "jms", "rabbitmq"])
 def test_junctions_that_return_early_agree_with_the_runtime(dialect, monkeypatch):
     """A root AND/OR returns at its first decisive item (``matches`` at the first

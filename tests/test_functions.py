@@ -102,6 +102,7 @@ def _messages():
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", sorted(ENGINES))
 def test_a_new_function_record_works_in_every_engine(reverse_in_amqp, engine):
     """No engine names the function: the checker, the row engine's fast path and

@@ -80,6 +80,7 @@ def run_child(cells: list[bytes], filters: list[tuple[str, str]]) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed,rate", [(41, 0.02), (42, 0.06)])
 def test_evaluate_encoded_gives_the_per_message_verdict_on_hostile_bytes(seed, rate):
     cells = messages(500, seed, rate=rate, mutate=0.3) + EXTRA
@@ -101,6 +102,7 @@ def test_evaluate_encoded_gives_the_per_message_verdict_on_hostile_bytes(seed, r
     assert any(got["undecoded"]) and not all(got["undecoded"])
 
 
+@pytest.mark.slow
 def test_a_duplicate_key_is_unknown_in_both_engines():
     """The issue's reproducer: {a: 1, a: 2, x: 5}; ``x = 5`` read a key that is
     there once, and the decoder said TRUE where the per-message engine says

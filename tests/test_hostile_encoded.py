@@ -66,6 +66,7 @@ def test_a_key_in_two_encodings_is_a_duplicate():
     assert described.evaluate(data) is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chunk", range(6))
 def test_one_view_read_in_any_order_gives_each_filter_its_fresh_outcome(chunk):
     rng = random.Random(1000 + chunk)
@@ -80,6 +81,7 @@ def test_one_view_read_in_any_order_gives_each_filter_its_fresh_outcome(chunk):
                 assert FILTERS[i].outcome(view) == expected[i], (data.hex(), FILTERS[i].text)
 
 
+@pytest.mark.slow
 def test_subscriptions_match_the_one_by_one_answer():
     subscriptions = filtex.Subscriptions({f"f{i}": f for i, f in enumerate(FILTERS)})
     for data in MESSAGES:

@@ -166,6 +166,7 @@ def nested_lower(depth: int = 116) -> str:
     return text + " = 'y'"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("char, limit", [("a", 8 << 20), ("\U0001F600", 24 << 20)])
 def test_nested_functions_keep_the_evaluation_within_its_budget(char, limit):
     flt = filtex.compile_sql(nested_lower())
@@ -293,6 +294,7 @@ CACHE_SHAPES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", sorted(CACHE_SHAPES))
 def test_a_cache_entry_counts_what_the_filter_keeps(shape):
     held, counted = held_by(lambda: filtex.compile_sql(CACHE_SHAPES[shape]))
@@ -351,6 +353,7 @@ def test_any_like_cache_entry_is_counted_at_least_what_it_keeps(pattern):
     assert footprint(matcher) <= like.entry_bytes(pattern)
 
 
+@pytest.mark.slow
 def test_the_like_cache_is_bounded_in_bytes():
     flt = filtex.compile_sql("a LIKE p")
     filtex.cache_clear()

@@ -84,6 +84,7 @@ def verdicts(text, table):
 """
 
 
+@pytest.mark.slow
 def test_tag_only_predicates_on_a_malformed_row_are_unknown():
     """Issue 23.3: EXISTS and IS NULL read the field, so a long whose ``i`` is
     null, a list whose bytes do not decode and a section of the wrong type are
@@ -111,6 +112,7 @@ def test_tag_only_predicates_on_a_malformed_row_are_unknown():
     assert listed == {"EXISTS(x)": [None, None], "x IS NULL": [None, None], "x = 1": [None, None]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("code", [-1, -2, -1_000_000, -2**31, 2, 2**31 - 1])
 def test_dictionary_codes_outside_the_dictionary_are_unknown_and_never_read(code):
     """Issue 23.4: -1 and -2 read '' from before the buffer, -1,000,000 and
@@ -128,6 +130,7 @@ def test_dictionary_codes_outside_the_dictionary_are_unknown_and_never_read(code
         "[False, None, True] [True, None, False] [True, None, True]", "[False, None, True]"]
 
 
+@pytest.mark.slow
 def test_an_ipc_file_with_a_negative_code_is_unknown_in_evaluate_and_filtex_match(tmp_path):
     """Issue 23.4 through a file: IPC files are written and read without validation."""
     path = tmp_path / "hostile.arrow"
@@ -201,6 +204,7 @@ def test_filter_table_never_copies_a_row_whose_offsets_lie():
 
 # --- the generated tables ------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_every_hostile_table_in_a_child_process():
     proc = _child([__file__, "--seed", str(SEED)])
     results = []

@@ -84,6 +84,7 @@ def _root(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_merged_cache_gives_every_signature_its_own_code(tmp_path):
     """Every way two processes' files can interleave in one directory."""
     roots = []
@@ -112,6 +113,7 @@ def test_a_merged_cache_gives_every_signature_its_own_code(tmp_path):
     assert not wrong, wrong
 
 
+@pytest.mark.slow
 def test_processes_compiling_one_function_at_once_each_get_their_own_code(tmp_path):
     """Five processes compile five signatures of one function at the same
     moment into one directory; then one process loads them all from disk."""
@@ -167,6 +169,7 @@ ENGINE_RUN = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 def test_processes_sharing_a_cache_directory_agree_with_the_per_message_engine(tmp_path):
     """The batch engines in four processes at once over one empty cache directory
     (fused kernels, arithmetic passes, and the pass-per-atom engine's kernels and

@@ -44,6 +44,7 @@ patterns = st.text(alphabet="ab%_!", max_size=7).filter(lambda p: not p.endswith
 texts = st.text(alphabet="ab%_!", max_size=8)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(3000), deadline=None)
 @given(patterns, texts, st.sampled_from([None, "!"]))
 def test_generated_like_agrees_with_dynamic_programming(pattern, text, escape):

@@ -59,12 +59,14 @@ escapes = st.sampled_from([None, "\\", "a", "%"])
 modes = st.sampled_from(["escape-any", "escape-wildcards"])
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(1500), deadline=None)
 @given(st.text(LIKE_CHARS, max_size=10), st.text(LIKE_CHARS, max_size=14), escapes, modes)
 def test_like_agrees_with_an_anchored_regex(pattern, subject, escape, mode):
     check_like(pattern, subject, escape, mode)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(1000), deadline=None)
 @given(st.text(LIKE_CHARS, max_size=10), st.text(LIKE_CHARS, max_size=14), escapes, modes)
 def test_like_without_regexes_agrees(pattern, subject, escape, mode):
@@ -85,6 +87,7 @@ def naive_search(segment: list, subject: str, start: int) -> int:
     return -1
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(1500), deadline=None)
 @given(st.lists(st.sampled_from(["a", "b", None]), min_size=1, max_size=12),
        st.text("ab", max_size=30), st.integers(0, 8))
@@ -165,6 +168,7 @@ def reference_topic(pattern: str, subject: object) -> bool:
     return match(0, 0)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(3000), deadline=None)
 @given(st.lists(st.sampled_from(["a", "b", "", "*", "#", "a*", "ab"]), min_size=1, max_size=8),
        st.one_of(st.none(), st.integers(),
@@ -232,6 +236,7 @@ CASING_CHARS = ["I", "i", "J", "j", "\u0130", "\u0131", "\u0307", "\u0300", "\u0
                 "\u0345", "\u05b0", "\u0334", "\u0268", " "]
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(3000), deadline=None)
 @given(st.lists(st.sampled_from(CASING_CHARS), max_size=14).map("".join),
        st.sampled_from(["tr", "az", "lt", "", "en"]))

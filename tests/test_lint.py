@@ -212,6 +212,7 @@ def test_parameters_and_limits_are_kept_when_linting():
 NO_MESSAGE_MATCHES = "no message matches"
 
 
+@pytest.mark.slow
 def test_few_warnings_over_the_conformance_filters():
     seen: dict[tuple, list] = {}
     expected: dict[tuple, set] = {}

@@ -87,6 +87,7 @@ def _cuts(n: int):
         yield offset, min(37, n - offset)
 
 
+@pytest.mark.slow
 def test_sliced_message_tables(data):
     _, table, _, filters, want = data
     bad = []
@@ -128,6 +129,7 @@ def test_row_views_of_sliced_tables(data):
             assert [flt.evaluate(r) for r in rows] == expected[offset:offset + 40], (text, offset)
 
 
+@pytest.mark.slow
 def test_sliced_and_chunked_encoded_columns(data):
     _, _, encoded, filters, want = data
     bad = []
@@ -149,6 +151,7 @@ FLAT_TEXTS = ["i = 5", "i > 2", "i IN (1, 3)", "d > 2.5", "d = d", "s = 'a'", "s
               "u > 7", "w < 0", "r IS NOT NULL"]
 
 
+@pytest.mark.slow
 def test_sliced_flat_tables():
     """Plain columns (nulls read as absent) at every offset, validity bitmaps
     and boolean values at bit offsets included."""

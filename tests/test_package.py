@@ -34,6 +34,7 @@ def only(dist: Path, pattern: str) -> Path:
     return found[0]
 
 
+@pytest.mark.slow
 def test_twine_check_strict(dist: Path) -> None:
     files = [str(only(dist, "*.whl")), str(only(dist, "*.tar.gz"))]
     done = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", *files],

@@ -422,6 +422,7 @@ PLAN_AND_ROW = "between the plan and the row engine"
 
 # --- the tests -----------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dialect", sorted(DIALECTS))
 def test_decisions_agree_with_the_row_engine_on_edge_values(dialect):
     """Every decision the plan makes, for every filter of the suite, on every edge value
@@ -443,6 +444,7 @@ NUMBER_IN = [name for name in sorted(DIALECTS) if one_field_plan("x IN (1, 2)", 
 """The dialects with IN lists of numbers (jms lists strings only)."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dialect", NUMBER_IN)
 def test_long_in_lists_agree_with_the_row_engine(dialect):
     """IN and NOT IN lists longer than the plan's probes once sampled, with one constant
@@ -580,6 +582,7 @@ def typed_values(draw, numbers: list) -> dict:
     return found
 
 
+@pytest.mark.slow
 @RANDOM
 @given(st.data())
 def test_random_constants_and_values_agree(data):
@@ -593,6 +596,7 @@ def test_random_constants_and_values_agree(data):
     assert not problems, report(problems, 40, PLAN_AND_ROW)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("constant, value", [
     ("1.0E19", ulong(9999999999999999999)), ("18446744073709551615", 2.0**64),
     ("0.1", 0.1), ("9007199254740995", 9007199254740996.0)])

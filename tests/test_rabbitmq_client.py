@@ -185,6 +185,7 @@ class _ClientSide(_Checked):
     filtex_always_filter = True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[str(i) for i in range(len(CASES))])
 def test_stream_filters_of_the_official_client(case, stream):
     """What RabbitMQ delivers, chunk by chunk for the Bloom values; and, filtering
@@ -223,6 +224,7 @@ def _bad_sql() -> Any:
         filter_options=rmq.StreamFilterOptions(sql="region = = 'emea'"))
 
 
+@pytest.mark.slow
 def test_its_bad_filter_is_answered_as_rabbitmq_answers_it(stream):
     """RabbitMQ leaves a bad SQL filter out of the echo and delivers every
     message; the client does not check, so it gets them all. VerifiedConsumer

@@ -199,6 +199,7 @@ def test_every_constant_kind_a_dialect_writes_has_a_rule_for_every_value_kind(di
             assert (kind, constant) in rules.compare, (dialect, kind, constant)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ruleset", sorted(RULES))
 def test_comparisons_follow_the_declared_rules(ruleset):
     """Every (value kind, constant kind) cell, every operator, both sides of the operator."""
@@ -224,6 +225,7 @@ def test_comparisons_follow_the_declared_rules(ruleset):
     assert checked > 50_000, checked
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dialect", [d for d in sorted(DIALECTS) if DIALECTS[d].allow_between])
 def test_between_is_the_and_of_two_declared_comparisons(dialect):
     rules = DIALECTS[dialect].semantics.numbers
@@ -373,6 +375,7 @@ def test_tests_against_other_types_follow_the_declared_answers(ruleset):
     assert checked > 5_000, checked
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dialect, cell, wrong", [
     ("amqp", ("integer", "double"), Exact()),            # a long against 1.0E19 rounds
     ("jms", ("float32", "integer"), Rounded("double", "total")),   # Float vs int: single
@@ -499,6 +502,7 @@ def _operand_values(cls: type) -> list:
     return [cls(v) for v in OPERAND_VALUES["int"] if lo <= v <= hi]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dialect", sorted(DIALECTS))
 def test_the_arithmetic_model_is_the_row_engine_on_the_declared_operand_tags(dialect):
     """The kernel (and Spark) compute arithmetic over several fields by ``plan/arith.model``
@@ -559,6 +563,7 @@ def answer_of(flt, probe, props: dict) -> str:
 TRUE_CODE, FALSE_CODE, UNKNOWN_CODE = 1, 0, 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dialect", sorted(DIALECTS))
 def test_the_batch_engine_computes_arithmetic_as_the_row_engine(dialect):
     """The same filters through the batch engine's arithmetic pass, on one table of every
@@ -668,6 +673,7 @@ def test_a_timestamp_against_a_string_that_reads_as_no_time(dialect):
         assert rules.answer(TIMESTAMP, "in strings", ("2024-01-01", "x")) == "fail"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text, dialect", [
     ("x IS NULL", "amqp"), ("EXISTS(x)", "amqp"), ("x > 3", "amqp"), ("x = 'a'", "jms"),
     ("x < 2.5", "rabbitmq"), ("x = TRUE", "rabbitmq"), ("x IS NOT NULL", "jms")])

@@ -50,6 +50,7 @@ def _cases(dialect: str) -> list[tuple[str, dict]]:
             if case["dialect"] == dialect and not _connected(case)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_every_conformance_case_over_the_wire(dialect, tmp_path):
     cases = _cases(dialect)
@@ -118,6 +119,7 @@ def _selected(batch: list[tuple[str, dict]], tmp_path: Path, number: int,
     return {name: (out / f"{short}.jsonl").read_text().splitlines() for name, short in names}
 
 
+@pytest.mark.slow
 def test_the_connection_cases_are_run_over_real_connections(tmp_path):
     """The no-local cases name the connections a message arrived on and is read
     by: here those are real connections to the peer, one per name; a message

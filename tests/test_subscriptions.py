@@ -135,6 +135,7 @@ def one_by_one(filters: dict, message: object) -> tuple[list, dict]:
             {n: v for n, v in verdicts.items() if v is not False})
 
 
+@pytest.mark.slow
 def test_random_sets_match_one_by_one():
     rng = random.Random(20261126)
     subs, filters = build(rng, 3000)
@@ -155,6 +156,7 @@ def test_random_sets_match_one_by_one():
     assert outcomes[True] > 1000 and outcomes[None] > 1000   # both verdicts exercised
 
 
+@pytest.mark.slow
 def test_encoded_and_truncated_messages_match_one_by_one():
     rng = random.Random(7)
     subs, filters = build(rng, 800)
@@ -167,6 +169,7 @@ def test_encoded_and_truncated_messages_match_one_by_one():
         assert subs.evaluate_all(data) == expected_all
 
 
+@pytest.mark.slow
 def test_remove_and_replace_keep_the_set_exact():
     rng = random.Random(99)
     subs, filters = build(rng, 1500)
@@ -217,6 +220,7 @@ def test_adding_compiles_matches_so_no_message_pays_for_it():
     loader.compile_matches(len)                # not a generated function: left alone
 
 
+@pytest.mark.slow
 def test_matching_while_another_thread_adds_and_removes():
     """Stable subscriptions are always answered exactly while others come and go."""
     rng = random.Random(3)
@@ -275,6 +279,7 @@ def churned_filter(i: int) -> str:
             f"customer_id BETWEEN {i} AND {i + 5}"][i % 7]
 
 
+@pytest.mark.slow
 def test_every_index_kind_answers_exactly_while_another_thread_changes_it():
     """match and evaluate_all of the stable subscriptions stay exact while a
     writer adds and removes subscriptions of every kind: range trees grow and
@@ -348,6 +353,7 @@ def test_small_random_sets(specs, seed):
             assert subs.evaluate_all(message) == expected_all
 
 
+@pytest.mark.slow
 def test_the_benchmark_sets_match_one_by_one():
     """The benchmark's realistic sets (benchmarks/subscriptions.py) give the
     one-by-one answer on every message, and most of the set is indexed."""

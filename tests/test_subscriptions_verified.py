@@ -127,6 +127,7 @@ def exact_answers(subs: filtex.Subscriptions, filters: dict, message: object,
     assert subs.evaluate_all(message, connection) == want_all, message
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_verified_shapes_and_near_misses_match_one_by_one(dialect):
     """Every shape four times over (names in and out of order), 400 random
@@ -173,6 +174,7 @@ def conformance_sets() -> tuple[dict[str, dict], list]:
     return filters, list(messages.values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_conformance_filters_on_every_conformance_message(dialect):
     """All of a dialect's conformance filters in one set (most are one term:
@@ -341,6 +343,7 @@ def test_a_subscription_removed_while_a_message_is_matched_is_seen_or_not(monkey
                                                        True)
 
 
+@pytest.mark.slow
 def test_the_mixed_benchmark_set_matches_one_by_one():
     """``benchmarks/subscriptions_mixed.py``'s set (issue 27's): most of it
     verified by its gate, every answer each filter's own, as Messages and bytes."""

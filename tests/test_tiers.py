@@ -79,6 +79,7 @@ def _waiting_tier(monkeypatch, module):
     return calls
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", FILTERS)
 def test_a_table_switches_to_the_kernel_mid_input(cold, monkeypatch, text):
     from filtex.arrow import engine, tiered
@@ -99,6 +100,7 @@ def test_a_table_switches_to_the_kernel_mid_input(cold, monkeypatch, text):
     assert again.compiling_rows == 0 and again.kernel
 
 
+@pytest.mark.slow
 def test_encoded_messages_switch_to_the_kernel_mid_input(cold, monkeypatch):
     from filtex.arrow import binary, tiered
     monkeypatch.setattr(tiered, "CHUNK_ROWS", 50)
@@ -125,6 +127,7 @@ def test_encoded_messages_switch_to_the_kernel_mid_input(cold, monkeypatch):
     assert again.verdicts.to_pylist() == expected and again.compiling_rows == 0
 
 
+@pytest.mark.slow
 def test_wait_mode_compiles_in_the_foreground(cold, monkeypatch):
     monkeypatch.setenv("FILTEX_COMPILE", "wait")
     source = _messages(200, seed=9)
@@ -136,6 +139,7 @@ def test_wait_mode_compiles_in_the_foreground(cold, monkeypatch):
         key[0] != str(cold) for key in tiers._compiler.states)
 
 
+@pytest.mark.slow
 def test_a_bundle_carries_compiled_kernels_to_an_empty_cache(tmp_path, monkeypatch):
     """What a Spark driver ships to a fresh executor: once installed, the
     executor's first batch loads every kernel and compiles none."""
@@ -177,6 +181,7 @@ def _framed(messages: list[filtex.Message]) -> bytes:
     return b"".join(struct.pack(">I", len(raw)) + raw for raw in map(encode_message, messages))
 
 
+@pytest.mark.slow
 def test_the_command_line_answers_at_once_on_a_cold_machine(cold, tmp_path, monkeypatch,
                                                             capsys):
     """``filtex match --engine batch`` with nothing compiled: every message by

@@ -84,6 +84,7 @@ def check(found: dict[str, set[int]], output: str) -> None:
     assert set(found) == set(SCRIPTS), output   # nothing reported in filtex itself
 
 
+@pytest.mark.slow
 def test_mypy_strict(workdir: Path) -> None:
     done = run([sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--no-incremental",
                 "--cache-dir", os.devnull, "--show-absolute-path", *SCRIPTS], workdir)
@@ -92,6 +93,7 @@ def test_mypy_strict(workdir: Path) -> None:
     check(errors_by_file(output, r"^(?P<path>[^:\n]+\.py):(?P<line>\d+): error:"), output)
 
 
+@pytest.mark.slow
 def test_pyright_strict(workdir: Path) -> None:
     pyright = shutil.which("pyright", path=str(Path(sys.executable).parent)) or \
         shutil.which("pyright")

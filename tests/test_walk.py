@@ -131,6 +131,7 @@ def column() -> tuple[list[bytes | None], pa.Array]:
     return cells, pa.array([b"\x00"] + cells, pa.binary()).slice(1)   # offsets not from 0
 
 
+@pytest.mark.slow
 def test_every_filter_walks_and_agrees_message_by_message(column):
     cells, array = column
     walked = 0

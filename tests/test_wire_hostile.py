@@ -120,6 +120,7 @@ HOSTILE_SETS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(HOSTILE_SETS))
 def test_a_filter_set_proton_cannot_read_is_refused_on_its_link(peer, name):
     condition = _refused_attach(peer, HOSTILE_SETS[name])
@@ -155,6 +156,7 @@ def test_a_target_address_that_is_not_utf8_is_refused(peer):
     _check(peer)
 
 
+@pytest.mark.slow
 def test_silent_connections_past_1024_descriptors_are_served_then_cut(peer):
     """Proton's select() raises for a descriptor of 1,024 or more; a connection
     that sends nothing, or only the header, is cut after --header-timeout."""
@@ -202,6 +204,7 @@ def test_readers_that_grant_credit_and_never_read_hold_only_their_buffers(peer):
     _check(peer)
 
 
+@pytest.mark.slow
 def test_a_message_over_max_message_size_detaches_its_link(peer):
     """Three times over, each from a new connection: what arrived of each
     message (16 MiB, the limit) is freed with its connection, not kept for the
@@ -253,6 +256,7 @@ def test_bytes_kept_for_a_queue_or_a_stream_are_bounded(peer):
     _check(peer)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("readers", [1, 10, 50])
 def test_attaches_are_fair_whatever_the_others_streams(peer, readers):
     """``readers`` attach together to a 400-message stream with credit for all
@@ -382,6 +386,7 @@ def test_a_reader_that_detaches_without_closing_gives_its_messages_back(peer, le
     _check(peer)
 
 
+@pytest.mark.slow
 def test_views_of_settled_messages_are_not_kept(tmp_path):
     """The old peer kept its last 4,096 message views, and with them the bytes
     of queue messages long accepted: 4 MiB messages made it grow by their size
@@ -465,6 +470,7 @@ def test_connections_past_max_connections_are_refused_cleanly(rabbit):
     _rabbit_check(rabbit)
 
 
+@pytest.mark.slow
 def test_a_connection_that_opens_and_goes_silent_is_closed_after_idle_timeout(rabbit):
     """--idle-timeout 1: announced on the peer's open (proton announces half,
     so that a client's empty frames come in time), and a client that sends
@@ -648,6 +654,7 @@ class _Competing(MessagingHandler):  # type: ignore[misc]
                 connection.close()
 
 
+@pytest.mark.slow
 def test_fifty_filtered_consumers_share_a_queue_exactly(tmp_path):
     """Two competing consumers per class of n % 25: every message reaches one
     consumer of its class, once; none is lost, duplicated or extra. (20,000
