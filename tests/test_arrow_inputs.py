@@ -6,7 +6,6 @@ decimals too wide for decimal128 refused naming the column."""
 from __future__ import annotations
 
 import datetime
-import os
 import random
 from decimal import Decimal
 
@@ -19,6 +18,8 @@ import filtex  # noqa: E402
 import filtex.arrow as fa  # noqa: E402
 from filtex.runtime.values import encode_decimal  # noqa: E402
 from proton import timestamp  # noqa: E402
+
+from optional import optional  # noqa: E402
 
 FLAT = pa.table({"region": ["EU-DE", "US-CA", None, "EU-FR"], "total": [120, 5, 300, None],
                  "ok": [True, False, None, True]})
@@ -44,28 +45,16 @@ class ArrayOnly:
         return self._batch.__arrow_c_array__(requested_schema)
 
 
-def _optional(name: str):
-    """An optional exporter (pandas, Polars, DuckDB: the test extra has them), or
-    None; under FILTEX_CI=1 (CI) a missing one fails the test instead."""
-    import importlib
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        if os.environ.get("FILTEX_CI") == "1":
-            raise
-        return None
-
-
 def _exporters(table: pa.Table) -> dict[str, object]:
     found = {"c stream": StreamOnly(table),
              "c array": ArrayOnly(table.combine_chunks().to_batches()[0]),
              "reader": pa.RecordBatchReader.from_batches(table.schema,
                                                          table.to_batches(max_chunksize=2))}
-    pandas = _optional("pandas")
+    pandas = optional("pandas")
     if pandas is not None and "total" in table.schema.names:
         found["pandas"] = pandas.DataFrame(table.to_pydict()).astype(
             {"total": "Int64", "ok": "boolean"})
-    polars = _optional("polars")
+    polars = optional("polars")
     if polars is not None:
         found["polars"] = polars.from_arrow(table)
     return {k: v for k, v in found.items() if v is not None}
@@ -102,7 +91,7 @@ def test_a_message_table_keeps_its_layout_through_a_c_stream():
 
 
 def test_duckdb_relations_are_streams():
-    duckdb = _optional("duckdb")
+    duckdb = optional("duckdb")
     if duckdb is None:
         pytest.skip("duckdb is not installed (pip install -e '.[test]')")
     relation = duckdb.connect().from_arrow(FLAT)

@@ -17,6 +17,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from .workers import setting
+
 _lock = threading.Lock()
 _made: dict[int, tuple[float, tuple[str, Any]]] = {}
 """Per Spark context (by id; at most ``MAX_CONTEXTS``): the driver cache's
@@ -34,7 +36,6 @@ def _newest(directory: Path) -> float:
 
 def _apart(context: Any, directory: Path) -> bool:
     """Whether the executors may keep their kernels elsewhere than the driver."""
-    from .workers import setting
     theirs = setting(context, "spark.executorEnv.FILTEX_KERNEL_CACHE")
     if theirs is not None:
         return Path(theirs) != directory
