@@ -121,6 +121,52 @@ def test_large_frames_and_small_chunks(tmp_path, monkeypatch):
             assert got == raws, (chunk, source)
 
 
+def test_the_frame_finder_answers_alike_compiled_and_while_it_compiles():
+    """``_bounds`` (compiled) and ``_bounds_here`` (Python, what reading uses while
+    ``_bounds`` compiles in the background) find the same frames, stop at the
+    same byte and report a frame too large alike, on random cuts of frames of
+    every size, empty ones included."""
+    import numpy as np
+
+    import filtex.table.frames as reader
+    rng = random.Random(38)
+    raws = [bytes(rng.randrange(256) for _ in range(rng.choice((0, 1, 3, 4, 200, 5000))))
+            for _ in range(120)]
+    data = _frames(raws) + struct.pack(">I", 1 << 30) + b"rest"
+    cases = [(0, len(data), max_frame) for max_frame in (0, 4, 300, 1 << 20, 1 << 31)]
+    cases += [(lo, rng.randrange(lo, len(data) + 1), rng.choice((200, 1 << 20)))
+              for lo in (rng.randrange(len(data)) for _ in range(300))]
+    for lo, hi, max_frame in cases:
+        window = np.frombuffer(data[lo:hi], np.uint8)
+        outs = [np.full(len(window) // 4 + 2, -1, np.int64) for _ in range(2)]
+        found = [tuple(int(x) for x in finder(window, max_frame, out))
+                 for finder, out in zip((reader._bounds, reader._bounds_here), outs)]
+        assert found[0] == found[1], (lo, hi, max_frame)
+        count = found[0][0]
+        assert outs[0][:count + 1].tolist() == outs[1][:count + 1].tolist(), (lo, hi)
+
+
+def test_reading_frames_never_waits_for_the_frame_finder(tmp_path, monkeypatch):
+    """Under background compiling (the default outside the tests) a frame finder
+    not compiled yet is ``NotReady``: the chunk's frames are found in Python,
+    the same frames."""
+    import filtex.table.frames as reader
+    from filtex.codegen import tiers
+
+    def compiling(*args):
+        raise tiers.NotReady("compiling")
+    raws = [bytes([i % 251]) * ((i * 7919) % 3000) for i in range(200)]
+    path = tmp_path / "in.amqp"
+    path.write_bytes(_frames(raws))
+    found = []
+    for bounds in (reader._bounds, compiling):
+        monkeypatch.setattr(reader, "_bounds", bounds)
+        with path.open("rb") as stream:
+            found.append([part.payload(r) for part in reader.read_frames(stream, chunk_bytes=4096)
+                          for r in range(len(part.cells))])
+    assert found[0] == found[1] == raws
+
+
 @pytest.mark.parametrize("engine, size, expected", [
     ("auto", 1000, False), ("auto", 2 << 20, True), ("messages", 3 << 20, False),
     ("batch", 1000, True)])

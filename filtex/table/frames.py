@@ -17,6 +17,7 @@ from typing import IO, Any, Iterator, NamedTuple
 
 import numpy as np
 
+from ..codegen import tiers
 from ..codegen.jit import njit
 from ..files import MAX_FRAME
 
@@ -46,6 +47,39 @@ def _bounds(data, max_frame, out):   # pragma: no cover - compiled
         pos += 4 + size
     out[count] = pos
     return count, pos, 0
+
+
+def _bounds_here(data: np.ndarray, max_frame: int, out: np.ndarray) -> tuple[int, int, int]:
+    """``_bounds`` in Python: what the frame finder answers while it compiles
+    (about a second, once per machine; a 32 MiB chunk of 700-byte frames takes
+    tens of milliseconds here)."""
+    import struct
+    size_at = struct.Struct(">I").unpack_from
+    n = len(data)
+    pos = count = 0
+    while pos + 4 <= n:
+        size = size_at(data, pos)[0]
+        if size > max_frame:
+            out[count] = pos
+            return count, pos, 1
+        if pos + 4 + size > n:
+            break
+        out[count] = pos
+        count += 1
+        pos += 4 + size
+    out[count] = pos
+    return count, pos, 0
+
+
+def find_bounds(data: np.ndarray, max_frame: int, out: np.ndarray) -> tuple[int, int, int]:
+    """``_bounds`` compiled, or in Python while it compiles in the background
+    (under ``tiers.background()``, the default: no reader waits for it)."""
+    try:
+        with tiers.background():
+            count, stop, status = _bounds(data, max_frame, out)
+            return int(count), int(stop), int(status)
+    except tiers.NotReady:
+        return _bounds_here(data, max_frame, out)
 
 
 class Frames(NamedTuple):
@@ -136,7 +170,7 @@ def _chunk(window: np.ndarray, base: int, number: int, max_frame: int
     ``number``: its first frame's number."""
     import pyarrow as pa
     out = np.empty(len(window) // PREFIX + 2, np.int64)
-    count, stop, status = _bounds(window, max_frame, out)
+    count, stop, status = find_bounds(window, max_frame, out)
     frames = None
     if count:
         offsets = out[:count + 1].copy()
