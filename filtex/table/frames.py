@@ -55,10 +55,11 @@ def _bounds_here(data: np.ndarray, max_frame: int, out: np.ndarray) -> tuple[int
     tens of milliseconds here)."""
     import struct
     size_at = struct.Struct(">I").unpack_from
+    view = data.data   # the array's bytes, as a memoryview
     n = len(data)
     pos = count = 0
     while pos + 4 <= n:
-        size = size_at(data, pos)[0]
+        size = size_at(view, pos)[0]
         if size > max_frame:
             out[count] = pos
             return count, pos, 1
