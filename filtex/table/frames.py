@@ -13,6 +13,7 @@ frame larger than ``max_frame`` or cut by the end of the file ends the input.
 """
 from __future__ import annotations
 
+import struct
 from typing import IO, Any, Iterator, NamedTuple
 
 import numpy as np
@@ -24,6 +25,8 @@ from ..files import MAX_FRAME
 CHUNK_BYTES = 1 << 25
 """About this many bytes of frames are read and evaluated at once (32 MiB)."""
 PREFIX = 4
+_SIZE_AT = struct.Struct(">I").unpack_from
+"""A frame's 4-byte big-endian size at an offset (the Python frame finder's read)."""
 
 
 @njit(cache=True, nogil=True)
@@ -53,13 +56,11 @@ def _bounds_here(data: np.ndarray, max_frame: int, out: np.ndarray) -> tuple[int
     """``_bounds`` in Python: what the frame finder answers while it compiles
     (about a second, once per machine; a 32 MiB chunk of 700-byte frames takes
     tens of milliseconds here)."""
-    import struct
-    size_at = struct.Struct(">I").unpack_from
     view = data.data   # the array's bytes, as a memoryview
     n = len(data)
     pos = count = 0
     while pos + 4 <= n:
-        size = size_at(view, pos)[0]
+        size = _SIZE_AT(view, pos)[0]
         if size > max_frame:
             out[count] = pos
             return count, pos, 1
