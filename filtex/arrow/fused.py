@@ -8,10 +8,11 @@ Lowered from the predicate plan (``plan/``), like the pass-per-atom engine
    typed header or properties field, read in its own width), its children,
    validity bitmaps as 64-bit words;
 2. every atom's tag plan (``plan/atoms.TagPlan``) becomes *groups*: the tags it
-   answers the same way (one constant, one string table over the batch's
-   dictionary, the boolean table, intervals over a child, learned values, one
-   answer for every dictionary entry) and the child whose validity their rows
-   need; each group's parameters are arguments (constants, tables, intervals,
+   answers the same way (one constant, the string tags' table over the batch's
+   dictionary, the boolean table, intervals over a child, learned values) and
+   the child whose validity their rows need: the groups depend on the schema
+   and the plan, never on the batch's values, so a stream's batches share one
+   kernel; each group's parameters are arguments (constants, tables, intervals,
    the float specials' answers, the value tables learned so far);
 3. the fused kernel of the filter's signature (``fused_source.py``: the shape,
    the fields, the groups) computes every row's verdict in one pass and marks
@@ -192,22 +193,17 @@ def _string_rows(ready: PreparedPlan, index: int, rules: Any, tags: list[int],
 
 def _string_table(compiled: Any, rules: Any, tags: list[int], dictionary: pa.Array | None,
                   rc: Any) -> np.ndarray:
-    """The atom's outcome per (string variant, dictionary entry), a last column
-    of BACK for codes outside the dictionary; a string tag with one declared
-    answer has it for every sound entry (a null entry is malformed: BACK)."""
+    """The atom's outcome per (tag of ``tags``, dictionary entry), a row per tag
+    in their order and a last column of BACK for codes outside the dictionary."""
     size = 0 if dictionary is None else len(dictionary)
     # int32 lets the kernel's loop gather entries in vector lanes; a large
     # dictionary's table in bytes stays in cache
-    table = np.full((3, size + 1), BACK, np.int32 if size <= LARGE_DICTIONARY else np.int8)
-    if not size:
-        return table
-    if rules.string_tags:
-        table[:, :size] = string_table(compiled, rules, dictionary, rc)[:, :size]
-    const = [t for t in tags if rules.modes[t] == CONST]
-    if const and dictionary is not None:
-        sound = np.asarray(dictionary.is_valid().to_numpy(zero_copy_only=False))
-        for tag in const:
-            table[STRING_VARIANT[tag], :size] = np.where(sound, rules.consts[tag], BACK)
+    table = np.full((len(tags), size + 1), BACK,
+                    np.int32 if size <= LARGE_DICTIONARY else np.int8)
+    if size:
+        variants = string_table(compiled, rules, dictionary, rc)
+        for k, tag in enumerate(tags):
+            table[k, :size] = variants[STRING_VARIANT[tag], :size]
     return table
 
 
@@ -216,7 +212,9 @@ def _how(tag: int, rules: Any) -> tuple[int, str | None, int] | None:
     when the per-message engine does (FALLBACK)."""
     mode = int(rules.modes[tag])
     child = CHILD_OF_TAG[tag]
-    if tag in STRING_TAGS and mode in (CONST, atom_rules.STRINGS):
+    if tag in STRING_TAGS and mode == CONST:
+        return fs.ONE_STRING, "s", int(rules.consts[tag])
+    if tag in STRING_TAGS and mode == atom_rules.STRINGS:
         return fs.STRINGS, "s", 0
     if mode == CONST:
         return fs.CONSTANT, (child if child in _DTYPES or child == "b" else None), \
@@ -236,7 +234,6 @@ def lower(ready: PreparedPlan, index: int, field_view: View, tags: frozenset[int
     has = field_view.children
     keyed: dict[tuple[int, str | None, int], list[int]] = {}
     strings = []
-    tables_of_one: dict[int, int] = {}   # a string group's one answer -> the table's width
     for tag in sorted(t for t in tags if t < 26):
         how = _how(tag, rules)
         if how is None or (how[1] is not None and how[1] not in has):
@@ -245,20 +242,16 @@ def lower(ready: PreparedPlan, index: int, field_view: View, tags: frozenset[int
             strings.append(tag)
         else:
             keyed.setdefault(how, []).append(tag)
-    tables: list[np.ndarray] = []   # string tags with equal rows share a group
+    table = None   # the string tags answered per entry: a group each, its row of the table
     if strings:
         table = _string_rows(ready, index, rules, strings, field_view.dictionary, rc)
-        for tag in strings:
-            row = table[STRING_VARIANT[tag]]
-            if len(row) > 1 and (row[:-1] == row[0]).all():   # one answer for every entry
-                keyed.setdefault((fs.ONE_STRING, "s", int(row[0])), []).append(tag)
-                tables_of_one[int(row[0])] = len(row)
-                continue
-            same = next((k for k, kept in enumerate(tables) if np.array_equal(kept, row)), None)
-            if same is None:
-                same = len(tables)
-                tables.append(np.ascontiguousarray(row))
-            keyed.setdefault((fs.STRINGS, "s", same), []).append(tag)
+        for k, tag in enumerate(strings):
+            keyed[(fs.STRINGS, "s", k)] = [tag]
+    dictionary = field_view.dictionary
+    size = 0 if dictionary is None else len(dictionary)
+    # a string tag answered by a constant: for the codes inside the dictionary (none when
+    # the dictionary holds a null entry: malformed, the per-message engine says so)
+    inside = size + 1 if dictionary is None or not dictionary.null_count else 1
     order = sorted(keyed, key=lambda k: keyed[k])
     groups = tuple(fs.Group(tuple(keyed[key]), key[0], key[1]) for key in order)
     source = "t" if field_view.tags is not None else f"v{field_view.tag}"
@@ -267,10 +260,10 @@ def lower(ready: PreparedPlan, index: int, field_view: View, tags: frozenset[int
         np.int64))]
     kinds = {g.how for g in groups}
     for key in order:
-        if key[0] == fs.STRINGS:
-            args += [readonly(tables[key[2]]), len(tables[key[2]])]
+        if key[0] == fs.STRINGS and table is not None:   # its tag's row
+            args += [readonly(table[key[2]]), table.shape[1]]
         elif key[0] == fs.ONE_STRING:
-            args.append(tables_of_one[key[2]])
+            args.append(inside)
     if fs.BOOLS in kinds:
         args.append(readonly(rules.bools.astype(np.int64)))
     ints = uints = doubles = None

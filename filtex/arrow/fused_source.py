@@ -30,8 +30,10 @@ from .kernel import _Writer
 
 # how a group of tags is answered
 CONSTANT, STRINGS, BOOLS, INTS, UINTS, DOUBLES, VALUES_I, VALUES_U, VALUES_F, ONE_STRING = range(10)
-"""``ONE_STRING``: string tags whose table has one answer for every entry of the
-batch's dictionary: a constant, given only to codes inside the dictionary."""
+"""``STRINGS``: a string tag the atom answers per entry of the batch's dictionary
+(its row of the atom's string table). ``ONE_STRING``: string tags it answers by
+one constant, given only to codes inside the dictionary. Which is which is the
+plan's decision, never the dictionary's: a stream's batches share one kernel."""
 MAX_UNROLLED = 4
 """Up to this many intervals are compared in line; more are searched."""
 SPECIAL_TESTS = {0: "(xf != xf)", 1: "((xf == 0.0) & (math.copysign(1.0, xf) < 0.0))",
