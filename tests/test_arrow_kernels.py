@@ -285,7 +285,6 @@ def test_constants_and_tables_do_not_change_the_fused_kernel():
     assert len(modules._memory) == count
 
 
-
 @pytest.mark.parametrize("text", ["s = 'EU-DE'", "s LIKE 'EU-%' OR c > 3", "c > 3",
                                   "s IS NULL AND c = 'x'", "s IN ('EU-DE', 'US-CA')"])
 def test_the_batches_values_do_not_change_the_fused_kernel(text):
@@ -324,8 +323,9 @@ def test_a_null_dictionary_entry_is_malformed_for_every_string_predicate():
                                 ("amqp", "x IS NULL OR x = 'x'", [False, None, False, True]),
                                 ("jms", "x IS NOT NULL", [True, None, True, True]),
                                 ("jms", "x IN ('x', 'y')", [False, None, False, True])]:
-        verdicts = fa.evaluate(filtex.compile_sql(text, dialect), table).verdicts
-        assert verdicts.to_pylist() == want, text
+        flt = filtex.compile_sql(text, dialect)
+        assert fa.evaluate(flt, table).verdicts.to_pylist() == want, text
+        assert fa.evaluate_rows(flt, table).to_pylist() == want, text   # the row views'
 
 
 @pytest.mark.slow
